@@ -1,0 +1,35 @@
+// A checker is a pure function of the traces, the scenario and the fixtures. It never talks to
+// MPI, so it is tested on canned traces (fixtures/traces/).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checkers/finding.h"
+#include "harness/launcher/launch_report.h"
+#include "harness/scenario/scenario.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+struct CheckContext {
+  const Scenario& scenario;
+  const std::vector<RankTrace>& traces;        // index = rank; may be shorter if a rank never wrote
+  const LaunchReport& launch;                  // how the ranks ended (hang, crash, clean)
+  const std::vector<RankTrace>* reference = nullptr;  // the 1-rank run, for `reference`
+  const std::vector<RankTrace>* repeat = nullptr;     // a second run, for `determinism`
+  std::filesystem::path fixtures_dir;          // for `golden`
+  std::string platform;                        // platform fingerprint, for `golden`
+};
+
+class Checker {
+ public:
+  virtual ~Checker() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::vector<Finding> Check(const CheckContext& context) const = 0;
+};
+
+}  // namespace lockstep

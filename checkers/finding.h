@@ -1,0 +1,31 @@
+// A checker's verdict is data: a finding says what went wrong, where (step, tensor, collective)
+// and on which ranks. Exceptions and error Statuses are reserved for the harness breaking.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+enum class FindingOutcome {
+  kFail,      // a problem nobody expected
+  kExpected,  // matches an `expect:` entry of the scenario (an injected bug was caught)
+  kError,     // the checker could not judge (missing data); counts as a failure
+};
+const char* ToString(FindingOutcome outcome);
+
+struct Finding {
+  std::string checker;
+  FindingOutcome outcome = FindingOutcome::kFail;
+  std::optional<int64_t> step;
+  std::string tensor;                 // first/representative tensor; "" when not tensor-specific
+  std::vector<std::string> tensors;   // all divergent tensors at `step` (may be capped)
+  std::vector<int> ranks;             // the odd ranks / the ranks concerned
+  std::string message;
+  std::map<std::string, std::string> details;  // extra, checker-specific ("collective_seq", "max_rel_diff")
+};
+
+}  // namespace lockstep

@@ -1,0 +1,100 @@
+# Finds every dependency once, here. Required ones fail the configure step with the package
+# to install; CUDA and NCCL are optional and only switch the GPU sources on.
+
+find_package(Threads REQUIRED)
+
+# LibTorch: Debian's libtorch-dev by default; any other (CUDA build, pip wheel) via -DTorch_DIR=...
+find_package(Torch REQUIRED)
+# TORCH_CXX_FLAGS carries the libstdc++ ABI switch the LibTorch was built with. It must apply to
+# every translation unit that shares a std::string with LibTorch, i.e. all of ours.
+separate_arguments(LOCKSTEP_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
+add_compile_options(${LOCKSTEP_TORCH_CXX_FLAGS})
+# Torch's imported targets carry Caffe2 include dirs; c10d lives under torch/csrc and needs the
+# gloo headers (libgloo-dev) when the LibTorch was built with Gloo.
+set(LOCKSTEP_TORCH_VERSION "${Torch_VERSION}")
+if(NOT LOCKSTEP_TORCH_VERSION)
+  set(LOCKSTEP_TORCH_VERSION "unknown")
+endif()
+
+find_package(MPI REQUIRED COMPONENTS C)
+find_package(yaml-cpp REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+find_package(CLI11 REQUIRED)
+
+# xxHash ships no CMake config in Debian; use pkg-config, then a plain search.
+find_package(PkgConfig)
+if(PkgConfig_FOUND)
+  pkg_check_modules(XXHASH IMPORTED_TARGET libxxhash)
+endif()
+if(TARGET PkgConfig::XXHASH)
+  add_library(lockstep_xxhash INTERFACE)
+  target_link_libraries(lockstep_xxhash INTERFACE PkgConfig::XXHASH)
+else()
+  find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+  find_library(XXHASH_LIBRARY xxhash REQUIRED)
+  add_library(lockstep_xxhash INTERFACE)
+  target_include_directories(lockstep_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
+  target_link_libraries(lockstep_xxhash INTERFACE ${XXHASH_LIBRARY})
+endif()
+
+# Gloo: c10d's ProcessGroupGloo header includes <gloo/...>. A LibTorch that bundles gloo headers
+# (pip wheels do) needs nothing more; Debian's needs libgloo-dev.
+find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
+find_library(LOCKSTEP_GLOO_LIBRARY gloo)
+if(LOCKSTEP_GLOO_INCLUDE_DIR)
+  set(LOCKSTEP_HAVE_GLOO ON)
+else()
+  set(LOCKSTEP_HAVE_GLOO OFF)
+  message(WARNING "gloo headers not found (install libgloo-dev): the gloo backend is not built")
+endif()
+
+find_package(OpenSSL)  # SHA-1 baseline in the benchmarks only
+
+if(LOCKSTEP_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(LOCKSTEP_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+
+# CUDA and NCCL: optional, detected.
+set(LOCKSTEP_HAVE_CUDA OFF)
+set(LOCKSTEP_HAVE_NCCL OFF)
+if(LOCKSTEP_ENABLE_CUDA)
+  find_package(CUDAToolkit QUIET)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CUDAToolkit_FOUND AND CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    set(LOCKSTEP_HAVE_CUDA ON)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
+      # Hopper (sm_90) is the machine we measure on; PTX for 80 keeps older parts working.
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
+    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      set(LOCKSTEP_HAVE_NCCL ON)
+      file(STRINGS ${NCCL_INCLUDE_DIR}/nccl.h _nccl_ver REGEX "#define NCCL_(MAJOR|MINOR|PATCH) ")
+      string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3"
+             LOCKSTEP_NCCL_VERSION "${_nccl_ver}")
+    endif()
+  endif()
+endif()
+if(NOT LOCKSTEP_NCCL_VERSION)
+  set(LOCKSTEP_NCCL_VERSION "none")
+endif()
+if(LOCKSTEP_HAVE_CUDA)
+  set(LOCKSTEP_CUDA_VERSION "${CUDAToolkit_VERSION}")
+else()
+  set(LOCKSTEP_CUDA_VERSION "none")
+endif()
+
+message(STATUS "lockstep: LibTorch ${LOCKSTEP_TORCH_VERSION}, MPI ${MPI_C_VERSION}, gloo ${LOCKSTEP_HAVE_GLOO}, "
+               "CUDA ${LOCKSTEP_CUDA_VERSION}, NCCL ${LOCKSTEP_NCCL_VERSION}")
+
+# MPI launch settings for multi-process tests. --oversubscribe lets 4 ranks run on 2 cores;
+# pml ob1 skips the UCX probe that costs ~200 ms per start on these machines.
+set(LOCKSTEP_MPI_TEST_ENV
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
+    OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1)

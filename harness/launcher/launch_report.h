@@ -1,0 +1,38 @@
+// How the ranks of one scenario ended, as the launcher saw it. Input to the `hang` and `crash`
+// checkers; plain data.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+enum class LaunchEnding {
+  kClean,        // every rank exited 0 with a footer
+  kCrash,        // a rank died (exit code != 0 or a signal)
+  kHang,         // a rank made no progress for hang_timeout_s; the launcher killed the job
+  kTimeout,      // the whole scenario ran past timeout_s
+  kInterrupted,  // SIGINT/SIGTERM to `lockstep run`
+  kLaunchFailed, // the ranks could not be started (mpirun missing, bad world size, ...)
+};
+const char* ToString(LaunchEnding ending);
+
+struct RankExit {
+  int rank = 0;
+  std::optional<int> exit_code;  // set when it exited
+  std::optional<int> signal;     // set when a signal killed it
+  std::optional<int64_t> last_step;  // from its trace
+  std::string note;              // e.g. "mpirun: exited on signal 9 (Killed)"
+};
+
+struct LaunchReport {
+  LaunchEnding ending = LaunchEnding::kClean;
+  std::vector<RankExit> ranks;     // whatever is known per rank
+  std::vector<int> stalled_ranks;  // hang: ranks whose trace stopped progressing first
+  double duration_s = 0.0;
+  std::string message;             // human explanation, e.g. the launcher's error
+  std::string command;             // the launch command line
+};
+
+}  // namespace lockstep

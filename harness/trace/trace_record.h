@@ -1,0 +1,103 @@
+// The per-rank trace: what one rank did, step by step. Schema `lockstep.trace/1`
+// (docs/TRACE.md): bump the minor version when adding fields, the major one when changing them.
+// Plain data, no LibTorch: checkers and reporters read it without linking the trainer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+inline constexpr int kTraceSchemaMajor = 1;
+inline constexpr int kTraceSchemaMinor = 0;
+inline constexpr const char* kTraceSchemaName = "lockstep.trace";
+
+// XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
+struct Digest128 {
+  uint64_t high = 0;
+  uint64_t low = 0;
+  std::string ToHex() const;                         // 32 lowercase hex digits
+  static std::optional<Digest128> FromHex(const std::string& hex);
+  bool operator==(const Digest128& o) const { return high == o.high && low == o.low; }
+  bool operator!=(const Digest128& o) const { return !(*this == o); }
+  bool operator<(const Digest128& o) const { return high != o.high ? high < o.high : low < o.low; }
+};
+
+enum class TensorKind { kParam, kGrad, kBuffer, kOptimizerState };
+const char* ToString(TensorKind kind);
+std::optional<TensorKind> TensorKindFromString(const std::string& s);
+
+struct TensorRecord {
+  std::string name;      // "blocks.0.attn.qkv.weight"; optimizer state: "<param>#exp_avg"
+  TensorKind kind = TensorKind::kParam;
+  Digest128 digest;
+  int64_t numel = 0;
+  std::string dtype;     // "float32"
+  double norm = 0.0;     // L2 norm, for "by how much"
+  bool replicated = true;  // false: sharded state (zero1 optimizer state), not compared across ranks
+};
+
+struct StepRecord {
+  int64_t step = 0;      // 0: after init and the initial broadcast; k: after the k-th optimizer step
+  double loss = 0.0;     // NaN at step 0
+  double grad_norm = 0.0;  // global norm of the synced gradient; NaN at step 0
+  double lr = 0.0;
+  double wall_s = 0.0;   // seconds since the rank started
+  std::vector<TensorRecord> tensors;
+};
+
+struct CollectiveRecord {
+  std::string group;     // "world", "slice0", "cross0", ...
+  uint64_t seq = 0;      // per group, from 0
+  std::string op;        // "all_reduce", "all_gather", "reduce_scatter", "broadcast", "barrier"
+  std::string dtype;
+  int64_t count = 0;     // elements contributed by this rank
+  int root = -1;         // broadcast only
+  std::string reduce;    // "sum", "avg", "max" or ""
+  int64_t step = 0;      // the optimizer step it belongs to (0: initialization)
+  double start_s = 0.0;
+  std::optional<double> end_s;  // absent while in flight (or forever, if it hung)
+};
+
+struct DiscoveryRecord {
+  int call = 0;          // 1 for the first call in this process
+  std::string phase;     // "startup", "attention_forward", ...
+  int64_t step = 0;
+};
+
+struct TraceHeader {
+  std::string schema;    // "lockstep.trace/1.0"
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int slice = 0;
+  std::string host;
+  int64_t pid = 0;
+  std::string device;    // "cpu", "cuda:0"
+  std::string backend;
+  std::string scenario_id;
+  std::string scenario_digest;
+  std::map<std::string, std::string> versions;
+};
+
+struct TraceFooter {
+  int64_t steps_completed = 0;
+  std::string status;    // "ok" or an error message of the harness
+};
+
+struct RankTrace {
+  TraceHeader header;
+  std::vector<StepRecord> steps;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<DiscoveryRecord> discoveries;
+  std::optional<TraceFooter> footer;  // absent: the rank did not exit cleanly
+  double last_heartbeat_s = 0.0;
+  bool truncated = false;             // the file ended inside a record
+  std::string truncation_note;        // "rank-1.trace:57: record cut after 12 bytes"
+  std::vector<std::string> log_tail;  // last lines the rank printed (stderr/stdout), if kept
+};
+
+}  // namespace lockstep
