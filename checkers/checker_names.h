@@ -7,10 +7,10 @@
 
 namespace lockstep {
 
-inline constexpr std::array<std::string_view, 13> kCheckerNames = {
+inline constexpr std::array<std::string_view, 12> kCheckerNames = {
     "replica_weights", "synced_grads", "optimizer_state", "buffers",  "collective_order",
     "discovery_count", "finite",       "hang",            "crash",    "reference",
-    "determinism",     "golden",       "expected_findings",
+    "determinism",     "golden",
 };
 
 }  // namespace lockstep
