@@ -21,8 +21,8 @@ struct CheckContext {
   const LaunchReport& launch;                  // how the ranks ended (hang, crash, clean)
   const std::vector<RankTrace>* reference = nullptr;  // the 1-rank run, for `reference`
   const std::vector<RankTrace>* repeat = nullptr;     // a second run, for `determinism`
-  std::filesystem::path fixtures_dir;          // for `golden`
-  std::string platform;                        // platform fingerprint, for `golden`
+  std::filesystem::path fixtures_dir{};        // for `golden`
+  std::string platform{};                      // platform fingerprint, for `golden`
 };
 
 class Checker {

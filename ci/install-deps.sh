@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev                    # lockstep-bench
   nlohmann-json3-dev libxxhash-dev libcli11-dev libssl-dev
   libjs-chart.js                      # plots inlined into the HTML report
+  libxml2-utils                       # xmllint: JUnit report checked against fixtures/reports/junit.xsd
 )
 if [[ "${LOCKSTEP_WITH_BROWSER:-0}" == 1 ]]; then
   packages+=(chromium)                # the HTML report's browser test

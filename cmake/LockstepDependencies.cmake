@@ -17,6 +17,9 @@ if(NOT LOCKSTEP_TORCH_VERSION)
 endif()
 
 find_package(MPI REQUIRED COMPONENTS C)
+# We use MPI's C API only; without these, <mpi.h> in C++ drags in the deprecated C++ bindings and
+# every program that includes it must link them.
+add_compile_definitions(OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3.9 REQUIRED)
 find_package(CLI11 REQUIRED)

@@ -25,8 +25,11 @@ function(lockstep_test name)
   target_compile_definitions(${name} PRIVATE
     LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LOCKSTEP_BINARY_DIR="${PROJECT_BINARY_DIR}")
   lockstep_warnings(${name})
+  # PROPERTIES flattens lists: escape the separators so LABELS and ENVIRONMENT stay lists.
+  string(REPLACE ";" "\\;" env "${LOCKSTEP_MPI_TEST_ENV}")
+  string(REPLACE ";" "\\;" labels "unit;${ARG_LABELS}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "unit;${ARG_LABELS}" ENVIRONMENT "${LOCKSTEP_MPI_TEST_ENV}")
+    PROPERTIES LABELS "${labels}" ENVIRONMENT "${env}")
 endfunction()
 
 # lockstep_mpi_test(name NP n SOURCES ... DEPS ...): a gtest binary run under mpirun -np n.

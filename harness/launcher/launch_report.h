@@ -2,6 +2,7 @@
 // checkers; plain data.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,12 +19,25 @@ enum class LaunchEnding {
 };
 const char* ToString(LaunchEnding ending);
 
+// A collective as one rank's trace shows it (the launcher reads only these fields).
+struct CollectivePosition {
+  std::string group;  // "world", "slice0", ...
+  uint64_t seq = 0;
+  std::string op;     // empty when the record did not say
+  int64_t step = 0;
+};
+
 struct RankExit {
   int rank = 0;
   std::optional<int> exit_code;  // set when it exited
   std::optional<int> signal;     // set when a signal killed it
   std::optional<int64_t> last_step;  // from its trace
   std::string note;              // e.g. "mpirun: exited on signal 9 (Killed)"
+  std::optional<CollectivePosition> last_collective_begun;      // from its trace
+  std::optional<CollectivePosition> last_collective_completed;  // from its trace
+  bool trace_finished = false;   // its trace has a footer
+  bool killed_by_launcher = false;  // still running when the launcher ended the job (hang, timeout,
+                                    // interrupt, another rank's crash): not a crash of its own
 };
 
 struct LaunchReport {

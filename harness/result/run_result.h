@@ -52,6 +52,7 @@ struct ScenarioSeries {
   std::map<int, std::vector<double>> loss_by_rank;      // rank -> loss per step (NaN for none)
   std::vector<std::string> tensors;                     // y axis of the divergence map
   std::vector<DivergenceCell> divergent_cells;          // only cells where ranks disagree
+  int64_t divergent_cells_omitted = 0;                  // cells dropped by BuildSeries' cap
   std::vector<CollectiveSummary> last_collectives;      // last few per rank (hang timelines)
 };
 

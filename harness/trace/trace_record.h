@@ -95,6 +95,7 @@ struct RankTrace {
   std::vector<DiscoveryRecord> discoveries;
   std::optional<TraceFooter> footer;  // absent: the rank did not exit cleanly
   double last_heartbeat_s = 0.0;
+  bool missing = false;               // no trace file: the rank never started writing (note in truncation_note)
   bool truncated = false;             // the file ended inside a record
   std::string truncation_note;        // "rank-1.trace:57: record cut after 12 bytes"
   std::vector<std::string> log_tail;  // last lines the rank printed (stderr/stdout), if kept

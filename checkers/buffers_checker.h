@@ -1,0 +1,14 @@
+// buffers: module buffers (BatchNorm running statistics) are equal across ranks after every step.
+#pragma once
+
+#include "checkers/checker.h"
+
+namespace lockstep {
+
+class BuffersChecker : public Checker {
+ public:
+  std::string_view name() const override { return "buffers"; }
+  std::vector<Finding> Check(const CheckContext& context) const override;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,127 @@
+#include "checkers/collective_order_checker.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "checkers/internal/check_util.h"
+
+namespace lockstep {
+namespace {
+
+using internal::JoinCapped;
+using internal::RankPhrase;
+
+// "all_reduce(float32, 1024, avg)", "broadcast(float32, 2048, root 0)", "barrier()"
+std::string Signature(const CollectiveRecord& c) {
+  std::string s = c.op + "(";
+  if (!c.dtype.empty() || c.count != 0) s += c.dtype + ", " + std::to_string(c.count);
+  if (!c.reduce.empty()) s += ", " + c.reduce;
+  if (c.root >= 0) s += ", root " + std::to_string(c.root);
+  return s + ")";
+}
+
+bool SameFingerprint(const CollectiveRecord& a, const CollectiveRecord& b) {
+  return std::tie(a.op, a.dtype, a.count, a.root, a.reduce) == std::tie(b.op, b.dtype, b.count, b.root, b.reduce);
+}
+
+std::string FieldDiff(const CollectiveRecord& a, const CollectiveRecord& b) {
+  std::vector<std::string> d;
+  if (a.op != b.op) d.push_back("op " + a.op + " vs " + b.op);
+  if (a.dtype != b.dtype) d.push_back("dtype " + a.dtype + " vs " + b.dtype);
+  if (a.count != b.count) d.push_back("count " + std::to_string(a.count) + " vs " + std::to_string(b.count));
+  if (a.root != b.root) d.push_back("root " + std::to_string(a.root) + " vs " + std::to_string(b.root));
+  if (a.reduce != b.reduce) d.push_back("reduce " + (a.reduce.empty() ? "none" : a.reduce) + " vs " + (b.reduce.empty() ? "none" : b.reduce));
+  return JoinCapped(d, d.size());
+}
+
+// The ranks that agree at one seq: one record stands for all of them; null = no collective.
+struct SeqGroup {
+  const CollectiveRecord* record = nullptr;
+  std::vector<int> ranks;
+};
+
+}  // namespace
+
+std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) const {
+  const std::vector<RankTrace>& traces = context.traces;
+  // group -> rank -> seq -> record
+  std::map<std::string, std::map<int, std::map<uint64_t, const CollectiveRecord*>>> groups;
+  for (size_t r = 0; r < traces.size(); ++r) {
+    if (!internal::HasData(traces[r])) continue;
+    groups["world"][static_cast<int>(r)];  // every rank with a trace is in world
+    for (const CollectiveRecord& c : traces[r].collectives) groups[c.group][static_cast<int>(r)].emplace(c.seq, &c);
+  }
+
+  std::vector<Finding> findings;
+  for (const auto& [group, by_rank] : groups) {
+    uint64_t end_seq = 0;
+    for (const auto& [rank, seqs] : by_rank) {
+      if (!seqs.empty()) end_seq = std::max(end_seq, seqs.rbegin()->first + 1);
+    }
+    for (uint64_t seq = 0; seq < end_seq; ++seq) {
+      std::vector<SeqGroup> at;  // in rank order of first appearance
+      int compared = 0;
+      for (const auto& [rank, seqs] : by_rank) {
+        auto it = seqs.find(seq);
+        const CollectiveRecord* rec = it == seqs.end() ? nullptr : it->second;
+        // A sequence that stops because the rank died or hung says nothing about order.
+        if (!rec && !traces[rank].footer) continue;
+        ++compared;
+        auto g = std::find_if(at.begin(), at.end(), [&](const SeqGroup& x) {
+          return (x.record == nullptr) == (rec == nullptr) && (!rec || SameFingerprint(*x.record, *rec));
+        });
+        if (g == at.end()) at.push_back(SeqGroup{rec, {rank}});
+        else g->ranks.push_back(rank);
+      }
+      if (at.size() < 2) continue;
+
+      std::stable_sort(at.begin(), at.end(), [](const SeqGroup& a, const SeqGroup& b) { return a.ranks.size() > b.ranks.size(); });
+      const bool majority = at.front().ranks.size() * 2 > static_cast<size_t>(compared);
+      const SeqGroup& ref = at.front();
+      Finding f;
+      f.checker = std::string(name());
+      std::vector<std::string> parts;
+      std::set<int> odd;
+      for (size_t g = 1; g < at.size(); ++g) {
+        odd.insert(at[g].ranks.begin(), at[g].ranks.end());
+        const SeqGroup& o = at[g];
+        if (o.record && ref.record) {
+          parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs " : " run ") + Signature(*o.record) +
+                          " but " + RankPhrase(ref.ranks) + (ref.ranks.size() == 1 ? " runs " : " run ") +
+                          Signature(*ref.record) + " (" + FieldDiff(*o.record, *ref.record) + ")");
+          f.details.emplace("diff", FieldDiff(*o.record, *ref.record));
+        } else if (o.record) {
+          parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs" : " run") + " an extra collective " +
+                          Signature(*o.record) + " at step " + std::to_string(o.record->step) + "; " +
+                          RankPhrase(ref.ranks) + " issued only " + std::to_string(seq) + " in group " + group +
+                          " and exited");
+        } else {
+          parts.push_back(RankPhrase(o.ranks) + " issued only " + std::to_string(seq) + " collectives in group " +
+                          group + " and exited, but " + RankPhrase(ref.ranks) +
+                          (ref.ranks.size() == 1 ? " runs " : " run ") + Signature(*ref.record) + " at step " +
+                          std::to_string(ref.record->step));
+        }
+      }
+      f.ranks.assign(odd.begin(), odd.end());
+      // The step where the odd rank went its own way; the majority's when the odd rank has none.
+      const CollectiveRecord* where = at[1].record ? at[1].record : ref.record;
+      f.step = where->step;
+      f.message = "group " + group + " seq " + std::to_string(seq) + " (step " + std::to_string(where->step) +
+                  "): " + JoinCapped(parts, parts.size());
+      if (!majority) {
+        f.message += "; no majority among " + std::to_string(compared) + " ranks, so the ranks outside rank " +
+                     std::to_string(ref.ranks.front()) + "'s group are named";
+        f.details["majority"] = "none";
+      }
+      f.details["group"] = group;
+      f.details["collective_seq"] = std::to_string(seq);
+      findings.push_back(std::move(f));
+      break;  // after the first difference the sequences are misaligned: one finding per group
+    }
+  }
+  return findings;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,21 @@
+// collective_order: in every group, all ranks issue the same sequence of collectives (op, dtype,
+// count, root, reduce), as c10d's ProcessGroupWrapper checks before each call. A difference is
+// the moment a job starts to hang or to reduce garbage; the finding names the group, the first
+// differing seq, its step, the odd ranks and the field-by-field difference.
+//
+// Group members are the ranks that recorded the group ("world": every rank with a trace). A rank
+// whose sequence simply stops is compared only if it exited cleanly (its trace has a footer); a
+// rank that died or hung is the crash and hang checkers' case, not an order problem.
+#pragma once
+
+#include "checkers/checker.h"
+
+namespace lockstep {
+
+class CollectiveOrderChecker : public Checker {
+ public:
+  std::string_view name() const override { return "collective_order"; }
+  std::vector<Finding> Check(const CheckContext& context) const override;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,18 @@
+// crash: every rank that died (non-zero exit code or a signal, as the launcher saw it), with the
+// code or signal and the step it died in. The step is the one after its last recorded step (the
+// step in flight), or its last step when it had finished them all. Ranks the launcher itself
+// stopped (hang, timeout, interrupt, or RankExit::killed_by_launcher after another rank's crash)
+// are not crashes.
+#pragma once
+
+#include "checkers/checker.h"
+
+namespace lockstep {
+
+class CrashChecker : public Checker {
+ public:
+  std::string_view name() const override { return "crash"; }
+  std::vector<Finding> Check(const CheckContext& context) const override;
+};
+
+}  // namespace lockstep

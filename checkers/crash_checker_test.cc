@@ -1,0 +1,111 @@
+#include "checkers/crash_checker.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "checkers/testing/canned_run.h"
+#include "harness/trace/trace_reader.h"
+
+namespace lockstep {
+namespace {
+
+using testing::CannedRun;
+
+TEST(CrashCheckerTest, QuietOnACleanRun) {
+  CannedRun run(4, 5);
+  EXPECT_TRUE(CrashChecker().Check(run.Context()).empty());
+}
+
+TEST(CrashCheckerTest, NamesTheKilledRankItsSignalAndStep) {
+  CannedRun run(4, 5);
+  run.Cut(1, 2);  // died during step 3
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks[1].exit_code.reset();
+  run.launch.ranks[1].signal = SIGKILL;
+  run.launch.ranks[1].note = "mpirun: exited on signal 9 (Killed)";
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].checker, "crash");
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].step, 3);
+  EXPECT_EQ(f[0].message,
+            "crash: rank 1 was killed by SIGKILL (9) in step 3 (last recorded step 2) "
+            "[mpirun: exited on signal 9 (Killed)]");
+}
+
+TEST(CrashCheckerTest, RanksTheLauncherStoppedAfterTheCrashAreNotNamed) {
+  CannedRun run(4, 5);
+  run.Cut(2, 3);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks[2].exit_code = 139;
+  for (int r : {0, 1, 3}) {
+    run.Cut(r, 3);
+    run.launch.ranks[r].exit_code.reset();
+    run.launch.ranks[r].signal = SIGTERM;
+    run.launch.ranks[r].killed_by_launcher = true;
+  }
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2}));
+  EXPECT_EQ(f[0].step, 4);
+}
+
+TEST(CrashCheckerTest, ExitCodesAndSeveralRanks) {
+  CannedRun run(4, 5);
+  run.Cut(3, 0);
+  run.Cut(2, 4);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks[3].exit_code = 3;
+  run.launch.ranks[2].signal = SIGSEGV;
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(f[0].step, 1);
+  EXPECT_NE(f[0].message.find("rank 3 exited with code 3 in step 1 (last recorded step 0)"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("rank 2 was killed by SIGSEGV (11) in step 5"), std::string::npos) << f[0].message;
+}
+
+TEST(CrashCheckerTest, RanksTheLauncherKilledAreNotCrashes) {
+  CannedRun run(2, 5);
+  for (auto& e : run.launch.ranks) {
+    e.exit_code.reset();
+    e.signal = SIGKILL;
+  }
+  for (LaunchEnding ending : {LaunchEnding::kHang, LaunchEnding::kTimeout, LaunchEnding::kInterrupted}) {
+    run.launch.ending = ending;
+    EXPECT_TRUE(CrashChecker().Check(run.Context()).empty());
+  }
+}
+
+TEST(CrashCheckerTest, ACrashWithoutPerRankStatusNamesRanksWithoutAFooter) {
+  CannedRun run(3, 5);
+  run.Cut(2, 3);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks.clear();
+  run.launch.message = "mpirun exited with code 137";
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2}));
+  EXPECT_NE(f[0].message.find("mpirun exited with code 137"), std::string::npos);
+}
+
+TEST(CrashCheckerTest, FixtureTruncatedTraceOfAKilledRank) {
+  auto traces = ReadTraceDir(std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "fixtures/traces/truncated_rank1_step3", 2);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  Scenario scenario;
+  scenario.ranks = 2;
+  scenario.steps = 4;
+  LaunchReport launch;
+  launch.ending = LaunchEnding::kCrash;
+  RankExit e;
+  e.rank = 1;
+  e.signal = SIGKILL;
+  launch.ranks.push_back(e);
+  auto f = CrashChecker().Check(CheckContext{scenario, *traces, launch});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].step, 3);  // its step-3 record was cut: last whole step is 2
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,52 @@
+#include "checkers/finite_checker.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "checkers/testing/canned_run.h"
+
+namespace lockstep {
+namespace {
+
+using testing::CannedRun;
+
+TEST(FiniteCheckerTest, QuietOnACleanRunDespiteNanAtStepZero) {
+  CannedRun run(2, 4);
+  ASSERT_TRUE(std::isnan(run.Step(0, 0).loss));
+  EXPECT_TRUE(FiniteChecker().Check(run.Context()).empty());
+}
+
+TEST(FiniteCheckerTest, NamesTheFirstStepRanksAndTensor) {
+  CannedRun run(4, 6);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  run.Step(2, 3).loss = nan;
+  run.Step(2, 3).grad_norm = inf;
+  run.Tensor(2, 3, TensorKind::kGrad, "w1").norm = inf;
+  run.Step(1, 3).loss = inf;
+  for (int r = 0; r < 4; ++r) run.Step(r, 5).loss = nan;
+  auto f = FiniteChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].checker, "finite");
+  EXPECT_EQ(f[0].step, 3);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(f[0].tensor, "w1");
+  EXPECT_EQ(f[0].message,
+            "non-finite values at step 3: rank 1: loss inf, rank 2: loss nan, grad norm inf, grad w1 norm inf; "
+            "non-finite again at 1 later step (last: 5)");
+}
+
+TEST(FiniteCheckerTest, ANonFiniteTensorAtStepZeroCounts) {
+  CannedRun run(2, 2);
+  run.Tensor(0, 0, TensorKind::kParam, "w2").norm = std::numeric_limits<double>::quiet_NaN();
+  auto f = FiniteChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 0);
+  EXPECT_EQ(f[0].tensor, "w2");
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0}));
+}
+
+}  // namespace
+}  // namespace lockstep

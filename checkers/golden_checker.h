@@ -1,0 +1,18 @@
+// golden (opt-in): the loss curve and the final replicated tensors against the golden file of
+// this scenario and platform (golden_file.h). With tolerances.golden_rtol == 0 losses must be
+// bitwise equal and final digests identical; with golden_rtol > 0 losses and final tensor norms
+// must agree within that relative tolerance (digests cannot be "close"). A missing golden file is
+// an error finding with the command that creates it.
+#pragma once
+
+#include "checkers/checker.h"
+
+namespace lockstep {
+
+class GoldenChecker : public Checker {
+ public:
+  std::string_view name() const override { return "golden"; }
+  std::vector<Finding> Check(const CheckContext& context) const override;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,147 @@
+#include "checkers/golden_checker.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "checkers/golden_file.h"
+#include "checkers/testing/canned_run.h"
+#include "harness/trace/trace_reader.h"
+
+namespace lockstep {
+namespace {
+
+using testing::CannedRun;
+
+const std::filesystem::path kFixtures = std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "fixtures";
+const char* kPlatform = "libtorch-1.13.0_mpi_cpu-AMD EPYC 7B13";
+
+class GoldenCheckerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("lockstep_golden_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  CheckContext Context(CannedRun& run) {
+    CheckContext ctx = run.Context();
+    ctx.fixtures_dir = dir_;
+    ctx.platform = kPlatform;
+    return ctx;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(GoldenCheckerTest, PathIsKeyedByScenarioAndPlatform) {
+  EXPECT_EQ(GoldenPath("/f", "ddp/mlp_basic", "libtorch-1.13.0_mpi_cpu-AMD EPYC 7B13"),
+            std::filesystem::path("/f/golden/ddp/mlp_basic/libtorch-1.13.0_mpi_cpu-AMD_EPYC_7B13.json"));
+  EXPECT_EQ(GoldenPath("/f", "../x", "a/b"), std::filesystem::path("/f/golden/_../x/a_b.json"));
+}
+
+TEST_F(GoldenCheckerTest, MissingGoldenFileIsAnErrorWithAHint) {
+  CannedRun run(2, 3);
+  auto f = GoldenChecker().Check(Context(run));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].outcome, FindingOutcome::kError);
+  EXPECT_NE(f[0].message.find("lockstep bless"), std::string::npos) << f[0].message;
+}
+
+TEST_F(GoldenCheckerTest, QuietRightAfterBlessing) {
+  CannedRun run(2, 3);
+  ASSERT_TRUE(WriteGolden(dir_, run.scenario.name, kPlatform, run.traces).ok());
+  EXPECT_TRUE(GoldenChecker().Check(Context(run)).empty());
+}
+
+TEST_F(GoldenCheckerTest, GoldenFileRoundTrips) {
+  CannedRun run(2, 3);
+  auto g = MakeGolden(run.traces, "canned", kPlatform);
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(WriteGolden(dir_, "canned", kPlatform, run.traces).ok());
+  auto back = ReadGolden(GoldenPath(dir_, "canned", kPlatform));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->final_step, 3);
+  EXPECT_EQ(back->loss.size(), 4u);
+  EXPECT_TRUE(std::isnan(back->loss.at(0)));
+  EXPECT_EQ(back->loss.at(2), g->loss.at(2));
+  ASSERT_EQ(back->final_tensors.size(), g->final_tensors.size());
+  EXPECT_EQ(back->final_tensors[4].kind, TensorKind::kGrad);
+  EXPECT_EQ(back->final_tensors[4].digest, g->final_tensors[4].digest);
+}
+
+TEST_F(GoldenCheckerTest, ALossThatMovedIsNamedByStep) {
+  CannedRun run(2, 5);
+  ASSERT_TRUE(WriteGolden(dir_, run.scenario.name, kPlatform, run.traces).ok());
+  for (int r = 0; r < 2; ++r) run.Step(r, 3).loss = std::nextafter(run.Step(r, 3).loss, 10.0);
+  auto f = GoldenChecker().Check(Context(run));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].outcome, FindingOutcome::kFail);
+  EXPECT_EQ(f[0].step, 3);
+  EXPECT_NE(f[0].message.find("loss at step 3"), std::string::npos) << f[0].message;
+
+  run.scenario.tolerances.golden_rtol = 1e-9;
+  EXPECT_TRUE(GoldenChecker().Check(Context(run)).empty());
+}
+
+TEST_F(GoldenCheckerTest, AFinalDigestThatChangedIsNamedByTensor) {
+  CannedRun run(2, 4);
+  ASSERT_TRUE(WriteGolden(dir_, run.scenario.name, kPlatform, run.traces).ok());
+  for (int r = 0; r < 2; ++r) run.Diverge(r, TensorKind::kParam, "w1", 4, 1e-12);
+  auto f = GoldenChecker().Check(Context(run));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 4);
+  EXPECT_EQ(f[0].tensor, "w1");
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
+  // With a tolerance the norms are compared instead, and these agree to 1e-12.
+  run.scenario.tolerances.golden_rtol = 1e-9;
+  EXPECT_TRUE(GoldenChecker().Check(Context(run)).empty());
+}
+
+TEST_F(GoldenCheckerTest, NoPlatformIsAnError) {
+  CannedRun run(2, 2);
+  CheckContext ctx = Context(run);
+  ctx.platform.clear();
+  auto f = GoldenChecker().Check(ctx);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].outcome, FindingOutcome::kError);
+}
+
+TEST_F(GoldenCheckerTest, CommittedGoldenOfTheCleanFixtureMatches) {
+  auto traces = ReadTraceDir(kFixtures / "traces" / "clean_4rank", 4);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  Scenario scenario;
+  scenario.name = "fixture_clean_4rank";
+  scenario.ranks = 4;
+  LaunchReport launch;
+  CheckContext ctx{scenario, *traces, launch};
+  ctx.fixtures_dir = kFixtures;
+  ctx.platform = "libtorch-1.13.0_mpi_cpu-canned";
+  EXPECT_TRUE(GoldenChecker().Check(ctx).empty());
+
+  // The committed file is exactly what WriteGolden writes today: the format is pinned.
+  auto g = MakeGolden(*traces, scenario.name, ctx.platform);
+  ASSERT_TRUE(g.ok());
+  std::ifstream in(GoldenPath(kFixtures, scenario.name, ctx.platform));
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(committed.str(), GoldenToJson(*g));
+
+  auto diverged = ReadTraceDir(kFixtures / "traces" / "rank2_diverges_at_step3", 4);
+  ASSERT_TRUE(diverged.ok());
+  CheckContext bad{scenario, *diverged, launch};
+  bad.fixtures_dir = kFixtures;
+  bad.platform = ctx.platform;
+  auto f = GoldenChecker().Check(bad);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].step, 4);  // the mean loss moves one step after the weights
+  EXPECT_EQ(f[1].step, 5);
+  EXPECT_EQ(f[1].ranks, (std::vector<int>{2}));
+  EXPECT_EQ(f[1].tensor, "fc1.weight");
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,186 @@
+#include "checkers/replica_comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "checkers/internal/check_util.h"
+
+namespace lockstep {
+namespace {
+
+using internal::FormatNumber;
+using internal::JoinCapped;
+using internal::JoinRanks;
+using internal::RankPhrase;
+
+constexpr size_t kMaxTensorsInFinding = 50;
+
+// Relative difference of the group norms against the reference group; infinite when a norm is
+// not finite, so that it is never called rounding-level.
+double MaxRelNormDiff(const TensorDivergence& d) {
+  const DigestGroup& ref = d.groups.front();
+  if (!ref.digest) return std::numeric_limits<double>::quiet_NaN();
+  double worst = 0.0;
+  for (size_t g = 1; g < d.groups.size(); ++g) {
+    const DigestGroup& other = d.groups[g];
+    if (!other.digest) continue;
+    if (!std::isfinite(other.norm) || !std::isfinite(ref.norm)) return std::numeric_limits<double>::infinity();
+    const double diff = std::fabs(other.norm - ref.norm);
+    const double scale = std::max(std::fabs(ref.norm), std::fabs(other.norm));
+    worst = std::max(worst, scale > 0 ? diff / scale : 0.0);
+  }
+  return worst;
+}
+
+std::string DescribeGroups(const TensorDivergence& d) {
+  std::string s;
+  for (size_t g = 0; g < d.groups.size(); ++g) {
+    if (g > 0) s += "; ";
+    s += RankPhrase(d.groups[g].ranks) + ": " + (d.groups[g].digest ? d.groups[g].digest->ToHex() : "missing");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind) {
+  std::vector<std::map<int64_t, const StepRecord*>> steps_by_rank;
+  std::set<int64_t> all_steps;
+  for (const RankTrace& t : traces) {
+    steps_by_rank.push_back(internal::HasData(t) ? internal::StepsByNumber(t) : std::map<int64_t, const StepRecord*>{});
+    for (const auto& [step, record] : steps_by_rank.back()) all_steps.insert(step);
+  }
+
+  std::vector<TensorDivergence> out;
+  for (int64_t step : all_steps) {
+    std::vector<int> ranks;  // ranks that recorded this step
+    std::vector<std::unordered_map<std::string, const TensorRecord*>> by_name;
+    std::vector<std::string> names;  // recording order, first rank first
+    std::set<std::string> seen;
+    for (size_t r = 0; r < steps_by_rank.size(); ++r) {
+      auto it = steps_by_rank[r].find(step);
+      if (it == steps_by_rank[r].end()) continue;
+      ranks.push_back(static_cast<int>(r));
+      by_name.emplace_back();
+      for (const TensorRecord& t : it->second->tensors) {
+        if (t.kind != kind || !t.replicated) continue;
+        by_name.back()[t.name] = &t;
+        if (seen.insert(t.name).second) names.push_back(t.name);
+      }
+    }
+    if (ranks.size() < 2) continue;
+
+    for (const std::string& name : names) {
+      std::vector<DigestGroup> groups;
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        auto it = by_name[i].find(name);
+        std::optional<Digest128> digest;
+        double norm = 0.0;
+        if (it != by_name[i].end()) {
+          digest = it->second->digest;
+          norm = it->second->norm;
+        }
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const DigestGroup& x) { return x.digest == digest; });
+        if (g == groups.end()) groups.push_back(DigestGroup{{ranks[i]}, digest, norm});
+        else g->ranks.push_back(ranks[i]);
+      }
+      if (groups.size() < 2) continue;
+      // Groups were created in rank order, so a stable sort by size keeps "lowest rank first"
+      // among equal sizes: without a majority, rank 0's group is the reference.
+      std::stable_sort(groups.begin(), groups.end(),
+                       [](const DigestGroup& a, const DigestGroup& b) { return a.ranks.size() > b.ranks.size(); });
+      TensorDivergence d;
+      d.step = step;
+      d.tensor = name;
+      d.kind = kind;
+      d.has_majority = groups.front().ranks.size() * 2 > ranks.size();
+      for (size_t g = 1; g < groups.size(); ++g) {
+        d.odd_ranks.insert(d.odd_ranks.end(), groups[g].ranks.begin(), groups[g].ranks.end());
+      }
+      std::sort(d.odd_ranks.begin(), d.odd_ranks.end());
+      d.groups = std::move(groups);
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaComparison& what) {
+  const std::vector<TensorDivergence> divergences = FindDivergences(context.traces, what.kind);
+  if (divergences.empty()) return {};
+
+  const int64_t first_step = divergences.front().step;
+  std::vector<const TensorDivergence*> at_step;
+  std::set<int64_t> later_steps;
+  for (const TensorDivergence& d : divergences) {
+    if (d.step == first_step) at_step.push_back(&d);
+    else later_steps.insert(d.step);
+  }
+
+  Finding f;
+  f.checker = what.checker;
+  f.step = first_step;
+  f.tensor = at_step.front()->tensor;
+  std::set<int> odd;
+  bool all_have_majority = true;
+  double max_rel = 0.0;
+  bool have_rel = false;
+  std::vector<std::string> missing;
+  for (const TensorDivergence* d : at_step) {
+    if (f.tensors.size() < kMaxTensorsInFinding) f.tensors.push_back(d->tensor);
+    odd.insert(d->odd_ranks.begin(), d->odd_ranks.end());
+    all_have_majority = all_have_majority && d->has_majority;
+    for (const DigestGroup& g : d->groups) {
+      if (!g.digest) missing.push_back(d->tensor + " on " + RankPhrase(g.ranks));
+    }
+    const double rel = MaxRelNormDiff(*d);
+    if (!std::isnan(rel)) {
+      max_rel = have_rel ? std::max(max_rel, rel) : rel;
+      have_rel = true;
+    }
+  }
+  f.ranks.assign(odd.begin(), odd.end());
+
+  const TensorDivergence& first = *at_step.front();
+  std::string msg = what.noun + " diverge at step " + std::to_string(first_step);
+  if (first_step == 0) msg += " (after initialization and the initial broadcast)";
+  msg += ": " + std::to_string(at_step.size()) + (at_step.size() == 1 ? " tensor differs" : " tensors differ") +
+         " across ranks (first: " + first.tensor + ")";
+  if (all_have_majority) {
+    msg += "; " + RankPhrase(f.ranks) + (f.ranks.size() == 1 ? " differs" : " differ") +
+           " from the majority (" + RankPhrase(first.groups.front().ranks) + ")";
+  } else {
+    int compared = 0;
+    for (const DigestGroup& g : first.groups) compared += static_cast<int>(g.ranks.size());
+    msg += "; no majority among " + std::to_string(compared) + " ranks, so " + RankPhrase(f.ranks) +
+           " (outside rank " + std::to_string(first.groups.front().ranks.front()) +
+           "'s group) named; groups of " + first.tensor + ": " + DescribeGroups(first);
+    f.details["majority"] = "none";
+  }
+  if (!missing.empty()) msg += "; missing: " + JoinCapped(missing, 5);
+  if (have_rel) {
+    f.details["max_rel_diff"] = FormatNumber(max_rel, 3);
+    if (max_rel < kRoundingLevelRelDiff) {
+      msg += "; the difference is at rounding level (max relative norm difference " + FormatNumber(max_rel, 3) + ")";
+    } else {
+      msg += "; max relative norm difference " + FormatNumber(max_rel, 3);
+    }
+  }
+  if (!later_steps.empty()) {
+    msg += "; diverged again at " + std::to_string(later_steps.size()) + " later step" +
+           (later_steps.size() == 1 ? "" : "s") + " (last: " + std::to_string(*later_steps.rbegin()) + ")";
+    f.details["later_divergent_steps"] = std::to_string(later_steps.size());
+    f.details["last_divergent_step"] = std::to_string(*later_steps.rbegin());
+  }
+  f.message = msg;
+  f.details["groups"] = DescribeGroups(first);
+  f.details["divergent_tensors"] = std::to_string(at_step.size());
+  f.details["kind"] = ToString(what.kind);
+  return {f};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,50 @@
+// The comparison engine behind replica_weights, synced_grads, optimizer_state and buffers: per
+// step and tensor, group the ranks by digest; the first divergent step becomes one finding that
+// names every divergent tensor there and the odd ranks by majority vote.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkers/checker.h"
+#include "checkers/finding.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+// Ranks that agree on one tensor at one step. `digest` is empty for the ranks that did not
+// record the tensor (as replicated) at a step they did record.
+struct DigestGroup {
+  std::vector<int> ranks;
+  std::optional<Digest128> digest;
+  double norm = 0.0;
+};
+
+// One (step, tensor) cell where the ranks disagree.
+struct TensorDivergence {
+  int64_t step = 0;
+  std::string tensor;
+  TensorKind kind = TensorKind::kParam;
+  std::vector<DigestGroup> groups;  // largest first; equal sizes: the one with the lowest rank first
+  bool has_majority = false;        // groups[0] holds more than half of the compared ranks
+  std::vector<int> odd_ranks;       // ranks outside groups[0] (the reference group)
+};
+
+// Every divergent cell of `kind` (replicated tensors only), by step, tensors in recording order.
+// Ranks are compared at the steps they recorded; a rank that died early is not compared after.
+std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind);
+
+// Below this relative norm difference a divergence is called rounding-level in the message.
+inline constexpr double kRoundingLevelRelDiff = 1e-5;
+
+struct ReplicaComparison {
+  std::string checker;  // finding.checker
+  TensorKind kind;
+  std::string noun;     // "parameters", "gradients after sync", ...
+};
+
+// At most one finding: the first divergent step (later divergent steps are counted in it).
+std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaComparison& what);
+
+}  // namespace lockstep

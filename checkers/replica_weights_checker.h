@@ -1,0 +1,15 @@
+// replica_weights: every replicated parameter has the same digest on every rank after every step
+// (step 0: after initialization and the initial broadcast).
+#pragma once
+
+#include "checkers/checker.h"
+
+namespace lockstep {
+
+class ReplicaWeightsChecker : public Checker {
+ public:
+  std::string_view name() const override { return "replica_weights"; }
+  std::vector<Finding> Check(const CheckContext& context) const override;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,173 @@
+// The `lockstep` executable as users meet it: help, version, usage errors, and validate/list on
+// the scenarios in the tree. Runs the built binary from the source folder, as the README does.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/cli/testing/run_program.h"
+#include "harness/core/build_info.h"
+#include "harness/scenario/scenario_loader.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::Lines;
+using testing::ProgramResult;
+
+ProgramResult Lockstep(const std::vector<std::string>& args, const fs::path& cwd = LOCKSTEP_SOURCE_DIR) {
+  return testing::RunProgram(testing::LockstepBinary(), args, cwd);
+}
+
+TEST(CliTest, HelpDescribesEverySubcommandAndTheExitCodes) {
+  ProgramResult r = Lockstep({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("validate"));
+  EXPECT_THAT(r.out, HasSubstr("list"));
+  EXPECT_THAT(r.out, HasSubstr("--version"));
+  EXPECT_THAT(r.out, HasSubstr("Exit codes: 0 all passed"));
+  EXPECT_THAT(r.out, HasSubstr("2 usage or input error"));
+}
+
+TEST(CliTest, SubcommandHelpDescribesItsArguments) {
+  ProgramResult validate = Lockstep({"validate", "--help"});
+  EXPECT_EQ(validate.exit_code, 0) << validate.err;
+  EXPECT_THAT(validate.out, HasSubstr("FILE|DIR"));
+  EXPECT_THAT(validate.out, HasSubstr("path:line:col: message"));
+  ProgramResult list = Lockstep({"list", "--help"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("DIR|FILE"));
+}
+
+TEST(CliTest, VersionNamesEveryComponentOfThisBuild) {
+  ProgramResult r = Lockstep({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const BuildInfo& b = GetBuildInfo();
+  EXPECT_THAT(r.out, HasSubstr("lockstep " + b.version + " (git "));
+  EXPECT_THAT(r.out, HasSubstr("LibTorch " + b.torch_version));
+  EXPECT_THAT(r.out, HasSubstr(b.mpi_version));
+  EXPECT_THAT(r.out, HasSubstr("CUDA " + b.cuda_version));
+  EXPECT_THAT(r.out, HasSubstr("NCCL " + b.nccl_version));
+  EXPECT_THAT(r.out, HasSubstr(std::string("gloo ") + (b.have_gloo ? "yes" : "no")));
+  EXPECT_THAT(r.out, HasSubstr(std::string("nccl ") + (b.have_nccl ? "yes" : "no")));
+  EXPECT_THAT(r.out, HasSubstr("attention sdpa: "));
+}
+
+TEST(CliTest, UnknownFlagIsAUsageErrorNamingIt) {
+  ProgramResult top = Lockstep({"--bogus"});
+  EXPECT_EQ(top.exit_code, 2);
+  EXPECT_THAT(top.err, HasSubstr("--bogus"));
+  ProgramResult sub = Lockstep({"validate", "--frobnicate", "scenarios"});
+  EXPECT_EQ(sub.exit_code, 2);
+  EXPECT_THAT(sub.err, HasSubstr("--frobnicate"));
+  EXPECT_EQ(sub.out, "");
+}
+
+TEST(CliTest, MissingArgumentIsAUsageError) {
+  ProgramResult r = Lockstep({"validate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("paths is required"));
+  ProgramResult list = Lockstep({"list"});
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_THAT(list.err, HasSubstr("paths is required"));
+}
+
+TEST(CliTest, UnknownSubcommandIsAUsageError) {
+  ProgramResult r = Lockstep({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("frobnicate"));
+}
+
+TEST(CliTest, NoSubcommandPrintsHelpAndFails) {
+  ProgramResult r = Lockstep({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("validate"));
+  EXPECT_THAT(r.err, HasSubstr("Exit codes"));
+}
+
+TEST(CliTest, ValidateAcceptsTheScenariosInTheTree) {
+  ProgramResult r = Lockstep({"validate", "scenarios/"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("scenarios valid"));
+}
+
+TEST(CliTest, ListPrintsTheSortedIdsOfTheScenariosInTheTree) {
+  ProgramResult r = Lockstep({"list", "scenarios/"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> ids = Lines(r.out);
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  for (const char* id : {"clean/ddp_mlp", "clean/ddp_transformer", "clean/zero1_mlp", "clean/ddp_slices2",
+                         "clean/zero1_slices2", "clean/flash_transformer", "clean/batchnorm_mlp"}) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id;
+  }
+  // One id per scenario file in the tree.
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LOCKSTEP_SOURCE_DIR) / "scenarios")) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml") && e.path().filename() != kDefaultsFileName) ++files;
+  }
+  EXPECT_EQ(ids.size(), files);
+}
+
+class CliTempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "lockstep_cli_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Write(const std::string& relative, const std::string& content) {
+    fs::create_directories((dir_ / relative).parent_path());
+    std::ofstream(dir_ / relative, std::ios::binary) << content;
+  }
+  fs::path dir_;
+};
+
+TEST_F(CliTempDirTest, ListPrintsNothingWhenAFileIsInvalid) {
+  Write("s/a.yaml", "ranks: 2\n");
+  Write("s/b.yaml", "ranks: 0\n");
+  ProgramResult r = Lockstep({"list", "s"}, dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(Lines(r.err), ::testing::ElementsAre("s/b.yaml:1:8: ranks: must be >= 1, got 0",
+                                                   "lockstep list: 1 error in scenario files"));
+}
+
+TEST_F(CliTempDirTest, ValidateReportsEveryFileAndPath) {
+  Write("s/a.yaml", "ranks: x\n");
+  Write("s/b.yaml", "steps: 0\nmodel: {hiden: 3}\n");
+  fs::create_directories(dir_ / "empty");
+  ProgramResult r = Lockstep({"validate", "s", "missing.yaml", "empty"}, dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(Lines(r.err), ::testing::ElementsAre("s/a.yaml:1:8: ranks: expected an integer, got string \"x\"",
+                                                   "s/b.yaml:1:8: steps: must be >= 1, got 0",
+                                                   "s/b.yaml:2:9: model.hiden: unknown key; did you mean \"hidden\"?",
+                                                   "missing.yaml: no such file or directory",
+                                                   "empty: no scenario files (*.yaml, *.yml) in this folder",
+                                                   "lockstep validate: 5 errors in scenario files"));
+}
+
+TEST_F(CliTempDirTest, NcclWithoutNcclValidatesWithANote) {
+  Write("n.yaml", "backend: nccl\n");
+  ProgramResult r = Lockstep({"validate", "n.yaml"}, dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1 scenario valid\n");
+  if (GetBuildInfo().have_nccl) {
+    EXPECT_EQ(r.err, "");
+  } else {
+    EXPECT_EQ(r.err, "n.yaml: note: backend nccl is not built here; \"n\" will be skipped at run time\n");
+  }
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,53 @@
+// The `lockstep` subcommands. Each one lives in its own file (validate_command.cc, ...) and is
+// registered by main.cc through one function of this shape:
+//
+//   Command AddFooCommand(CLI::App& app, const CommandEnvironment& env);
+//
+// It adds the subcommand to `app` with its flags and help text, and returns it together with the
+// function main calls when the user picked it. That function returns the process exit code
+// (harness/core/exit_code.h); errors stay values until then, and nothing but main calls exit.
+//
+// Adding a subcommand: write foo_command.cc, declare AddFooCommand below, add one line to main.cc
+// and the file to CMakeLists.txt.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/core/exit_code.h"
+#include "harness/scenario/scenario_loader.h"
+
+namespace lockstep {
+
+// What every subcommand may need from the process; built once in main.
+struct CommandEnvironment {
+  LoadOptions load_options;               // what this build supports, for loading scenarios
+  std::ostream* out = nullptr;            // results
+  std::ostream* err = nullptr;            // diagnostics
+  std::vector<std::string> command_line;  // argv as given, for reports
+  std::filesystem::path program_dir;      // the folder of this executable: <build>/bin, where siblings live
+};
+
+struct Command {
+  CLI::App* app = nullptr;           // the subcommand, owned by the parent app
+  std::function<ExitCode()> run;     // called after a successful parse when `app` was picked
+};
+
+// LoadOptions from this build (LibTorch version, NCCL), the streams, argv and the program folder.
+CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// The text of `lockstep --version`: versions built against, and which optional parts were built.
+std::string VersionText(const CommandEnvironment& env);
+
+Command AddValidateCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddListCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddRunCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddReportCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
+
+}  // namespace lockstep

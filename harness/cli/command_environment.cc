@@ -1,0 +1,27 @@
+#include <torch/version.h>  // TORCH_VERSION_MAJOR only; this file does not link LibTorch
+
+#include <system_error>
+
+#include "harness/cli/command.h"
+#include "harness/core/build_info.h"
+
+namespace lockstep {
+
+CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  const BuildInfo& build = GetBuildInfo();
+  CommandEnvironment env;
+  // at::scaled_dot_product_attention arrived in LibTorch 2.0.
+  env.load_options.sdpa_available = TORCH_VERSION_MAJOR >= 2;
+  env.load_options.nccl_available = build.have_nccl;
+  env.load_options.torch_version = build.torch_version;
+  env.out = &out;
+  env.err = &err;
+  env.command_line.assign(argv, argv + argc);
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec && argc > 0) self = std::filesystem::absolute(argv[0], ec);
+  env.program_dir = self.parent_path();
+  return env;
+}
+
+}  // namespace lockstep

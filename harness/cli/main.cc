@@ -1,0 +1,52 @@
+// `lockstep`: builds the command line from the subcommands (harness/cli/command.h) and turns
+// what happened into the exit code, here and nowhere else.
+#include <exception>
+#include <iostream>
+#include <vector>
+
+#include "harness/cli/command.h"
+
+int main(int argc, char** argv) {
+  using namespace lockstep;
+  CommandEnvironment env = MakeCommandEnvironment(argc, argv, std::cout, std::cerr);
+  try {
+    CLI::App app{"lockstep: a correctness harness for data-parallel training. It runs scenarios on local ranks, "
+                 "records what every rank did, and finds the step, tensor and rank where replicas diverge.",
+                 "lockstep"};
+    app.set_version_flag("--version", [&env] { return VersionText(env); },
+                         "Print the lockstep version, the LibTorch, MPI, CUDA and NCCL versions it was built "
+                         "with, and which optional backends were built; then exit");
+    app.require_subcommand(0, 1);
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+      return "lockstep: " + std::string(e.what()) + "\nRun 'lockstep --help' for more information.\n";
+    });
+
+    std::vector<Command> commands = {
+        AddValidateCommand(app, env),
+        AddListCommand(app, env),
+        AddRunCommand(app, env),
+        AddReportCommand(app, env),
+        AddDiffCommand(app, env),
+    };
+    // Set after the subcommands so that they do not inherit it.
+    app.footer(
+        "Exit codes: 0 all passed (or failed as expected), 1 a check failed, 2 usage or input error "
+        "(nothing ran), 3 the harness itself failed.\nRun 'lockstep SUBCOMMAND --help' for a subcommand's flags.");
+
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // --help and --version arrive here too, with exit code 0.
+      const int code = app.exit(e, *env.out, *env.err);
+      return code == 0 ? ToInt(ExitCode::kPassed) : ToInt(ExitCode::kUsageError);
+    }
+    for (const Command& command : commands) {
+      if (command.app->parsed()) return ToInt(command.run());
+    }
+    *env.err << app.help();
+    return ToInt(ExitCode::kUsageError);
+  } catch (const std::exception& e) {
+    *env.err << "lockstep: internal error: " << e.what() << "\n";
+    return ToInt(ExitCode::kHarnessError);
+  }
+}

@@ -1,0 +1,35 @@
+// Where a finished run's reports go, shared by `lockstep run` and `lockstep report`:
+// DIR/report.json always, JUnit / Markdown / HTML on request, the Markdown summary appended to
+// $GITHUB_STEP_SUMMARY and annotations on stdout when running under GitHub Actions.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "harness/core/exit_code.h"
+#include "harness/core/status.h"
+#include "harness/result/run_result.h"
+
+namespace lockstep {
+
+struct ReportOutputs {
+  std::filesystem::path dir;  // report.json goes here
+  bool write_json = true;     // false: `lockstep report` renders from report.json and leaves it as it is
+  std::string junit;
+  std::string markdown;
+  std::string html;
+};
+
+// Adds --junit, --markdown, --html to a subcommand.
+void AddReportFlags(CLI::App& app, ReportOutputs& outputs);
+
+// Writes every requested report; the first error is returned, the others are still attempted.
+Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out);
+
+// 0 all passed, 1 a scenario failed, 3 a scenario hit a harness error (or the run was interrupted).
+ExitCode ExitCodeFor(const RunResult& result);
+
+}  // namespace lockstep

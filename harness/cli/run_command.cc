@@ -1,0 +1,105 @@
+// `lockstep run FILES|DIRS... --out DIR`: validate every scenario, run each on its ranks, check,
+// and write the reports. Nothing runs unless every scenario file is valid.
+#include <map>
+
+#include "checkers/checker_names.h"
+#include "harness/cli/command.h"
+#include "harness/cli/report_outputs.h"
+#include "harness/runner/scenario_runner.h"
+#include "reports/console_reporter.h"
+
+namespace lockstep {
+namespace {
+
+struct RunFlags {
+  std::vector<std::string> inputs;
+  std::string out = "out";
+  std::string launcher = "mpirun";
+  std::string backend;
+  double hang_timeout_s = 0;
+  bool fail_fast = false;
+  std::vector<std::string> checks;
+  std::vector<std::string> mpirun_args;
+  std::string fixtures = "fixtures";
+  ReportOutputs reports;
+};
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run scenarios on local ranks, check every step on every rank, and write the reports");
+  cmd->add_option("scenarios", flags->inputs, "Scenario files or folders (searched recursively for *.yaml)")
+      ->required();
+  cmd->add_option("--out", flags->out, "Run directory: report.json and each scenario's traces and logs")
+      ->capture_default_str();
+  cmd->add_option("--launcher", flags->launcher,
+                  "How ranks start: mpirun (default), srun (Slurm, --mpi=pmix), local (torchrun-style "
+                  "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)",
+                  true)
+      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+  cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
+      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+  cmd->add_option("--hang-timeout", flags->hang_timeout_s,
+                  "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--fail-fast", flags->fail_fast,
+                "Live mode: ranks compare their step digests after every step and stop at the first mismatch");
+  cmd->add_option("--check", flags->checks,
+                  "Add a checker to every scenario (repeatable), e.g. determinism or golden");
+  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
+  cmd->add_option("--fixtures", flags->fixtures, "Fixtures folder (golden files)")->capture_default_str();
+  AddReportFlags(*cmd, flags->reports);
+
+  return {cmd, [flags, &env]() -> ExitCode {
+            std::vector<Diagnostic> diagnostics;
+            Result<std::vector<Scenario>> scenarios = LoadScenarios(flags->inputs, env.load_options, &diagnostics);
+            for (const auto& d : diagnostics) *env.err << d.ToString() << "\n";
+            if (!scenarios.ok()) {
+              if (diagnostics.empty()) *env.err << "lockstep run: " << scenarios.status().message() << "\n";
+              return ExitCode::kUsageError;
+            }
+            for (const auto& c : flags->checks) {
+              bool known = false;
+              for (auto name : kCheckerNames) known |= name == c;
+              if (!known) {
+                *env.err << "lockstep run: --check " << c << ": no such checker\n";
+                return ExitCode::kUsageError;
+              }
+            }
+            RunOptions options;
+            options.out_dir = flags->out;
+            options.launcher = *LauncherKindFromString(flags->launcher);
+            if (!flags->backend.empty()) {
+              static const std::map<std::string, Backend> kBackends = {
+                  {"mpi", Backend::kMpi}, {"gloo", Backend::kGloo}, {"nccl", Backend::kNccl}};
+              options.backend = kBackends.at(flags->backend);
+            }
+            if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
+            options.fail_fast = flags->fail_fast;
+            options.extra_checks = flags->checks;
+            options.mpirun_args = flags->mpirun_args;
+            options.rank_program = env.program_dir / "lockstep-rank";
+            options.fixtures_dir = flags->fixtures;
+            for (const auto& arg : env.command_line) {
+              options.command_line += (options.command_line.empty() ? "" : " ") + arg;
+            }
+
+            ConsoleReporter console = ConsoleReporter::ForStdout();
+            ScenarioRunner runner(options, &console);
+            RunResult result = runner.RunAll(*scenarios);
+            ReportOutputs outputs = flags->reports;
+            outputs.dir = flags->out;
+            Status written = WriteReports(result, outputs, *env.out);
+            if (!written.ok()) {
+              *env.err << "lockstep run: writing reports: " << written.ToString() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            *env.out << "report: " << (outputs.dir / "report.json").string() << "\n";
+            if (runner.interrupted()) return ExitCode::kHarnessError;
+            return ExitCodeFor(result);
+          }};
+}
+
+}  // namespace lockstep

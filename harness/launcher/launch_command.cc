@@ -1,0 +1,209 @@
+#include "harness/launcher/launch_command.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace lockstep {
+namespace {
+
+std::string Getenv(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool IsExecutableFile(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return ::access(p.c_str(), X_OK) == 0;
+}
+
+// Redirects the rank's output to its own file, then becomes the rank program (exec keeps the
+// pid, so mpirun's "process rank 1 ... exited on signal 9" still names the program itself).
+// The rank comes from whichever launcher variable is set; Open MPI sets OMPI_COMM_WORLD_RANK.
+constexpr const char* kRedirectScript =
+    "exec \"$0\" \"$@\" >\"$LOCKSTEP_LOG_DIR/rank-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}.log\" 2>&1";
+
+}  // namespace
+
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of(
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") ==
+                           std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += "'";
+  return out;
+}
+
+std::string LaunchCommand::ToString() const {
+  std::ostringstream os;
+  bool first = true;
+  for (const auto& [k, v] : env) {
+    os << (first ? "" : " ") << k << "=" << ShellQuote(v);
+    first = false;
+  }
+  for (const auto& a : argv) {
+    os << (first ? "" : " ") << ShellQuote(a);
+    first = false;
+  }
+  return os.str();
+}
+
+std::filesystem::path RankLogPath(const std::filesystem::path& log_dir, int rank) {
+  return log_dir / ("rank-" + std::to_string(rank) + ".log");
+}
+
+std::filesystem::path RankTracePath(const std::filesystem::path& trace_dir, int rank) {
+  return trace_dir / ("rank-" + std::to_string(rank) + ".trace");
+}
+
+std::filesystem::path LauncherLogPath(const std::filesystem::path& log_dir) { return log_dir / "launcher.log"; }
+
+std::map<std::string, std::string> CommonRankEnv(const LaunchSpec& spec) {
+  std::map<std::string, std::string> env = spec.env;
+  env[kExpectWorldSizeEnv] = std::to_string(spec.ranks);
+  if (!spec.launch_id.empty()) env[kLaunchIdEnv] = spec.launch_id;
+  return env;
+}
+
+LaunchCommand MpirunCommand(const LaunchSpec& spec, const std::string& mpirun) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.env[kLogDirEnv] = spec.log_dir.string();
+  cmd.argv = {mpirun, "-np", std::to_string(spec.ranks), "--oversubscribe", "--bind-to", "none"};
+  for (const auto& [name, value] : cmd.env) {
+    (void)value;
+    cmd.argv.push_back("-x");
+    cmd.argv.push_back(name);
+  }
+  // Open MPI hands OMPI_MCA_* variables to the ranks itself, so this one needs no -x. ob1 skips
+  // the UCX probe that costs ~200 ms per start on machines without InfiniBand.
+  if (!cmd.env.count("OMPI_MCA_pml") && std::getenv("OMPI_MCA_pml") == nullptr) {
+    cmd.env["OMPI_MCA_pml"] = "ob1";
+  }
+  cmd.argv.insert(cmd.argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
+  cmd.argv.push_back("/bin/sh");
+  cmd.argv.push_back("-c");
+  cmd.argv.push_back(kRedirectScript);
+  cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
+  cmd.output = LauncherLogPath(spec.log_dir);
+  return cmd;
+}
+
+LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun) {
+  LaunchCommand cmd;
+  // srun exports the whole environment to the tasks by default (--export=ALL).
+  cmd.env = CommonRankEnv(spec);
+  cmd.argv = {srun,
+              "--mpi=pmix",
+              "-n",
+              std::to_string(spec.ranks),
+              // Like mpirun: one failing task ends the step instead of leaving the others waiting.
+              "--kill-on-bad-exit=1",
+              "--cpu-bind=none",
+              // %t is the task id (the rank); stderr follows --output when --error is not given.
+              "--output=" + (spec.log_dir / "rank-%t.log").string()};
+  cmd.argv.insert(cmd.argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
+  cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
+  cmd.output = LauncherLogPath(spec.log_dir);
+  return cmd;
+}
+
+LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.env["RANK"] = std::to_string(rank);
+  cmd.env["WORLD_SIZE"] = std::to_string(spec.ranks);
+  cmd.env["LOCAL_RANK"] = std::to_string(rank);
+  cmd.env["LOCAL_WORLD_SIZE"] = std::to_string(spec.ranks);
+  cmd.env["GROUP_RANK"] = "0";
+  if (!spec.env.count("MASTER_ADDR")) cmd.env["MASTER_ADDR"] = "127.0.0.1";
+  if (!spec.env.count("MASTER_PORT")) cmd.env["MASTER_PORT"] = std::to_string(master_port);
+  cmd.argv = spec.rank_command;
+  cmd.output = RankLogPath(spec.log_dir, rank);
+  return cmd;
+}
+
+LaunchCommand InJobRankCommand(const LaunchSpec& spec, int rank) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.argv = spec.rank_command;
+  cmd.output = RankLogPath(spec.log_dir, rank);
+  return cmd;
+}
+
+int RankFromEnvironment() {
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK"}) {
+    const std::string v = Getenv(name);
+    if (v.empty()) continue;
+    char* end = nullptr;
+    long r = std::strtol(v.c_str(), &end, 10);
+    if (end != v.c_str() && *end == '\0' && r >= 0) return static_cast<int>(r);
+  }
+  return 0;
+}
+
+std::optional<std::filesystem::path> FindExecutable(const std::string& name, const std::string& path_var) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) {
+    if (IsExecutableFile(name)) return std::filesystem::absolute(name);
+    return std::nullopt;
+  }
+  std::stringstream dirs(path_var);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    // An empty PATH entry means the current directory (POSIX).
+    const std::filesystem::path candidate = (dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir)) / name;
+    if (IsExecutableFile(candidate)) return std::filesystem::absolute(candidate);
+  }
+  return std::nullopt;
+}
+
+Result<std::filesystem::path> FindMpirun() {
+  const std::string from_env = Getenv("MPIEXEC");
+  if (!from_env.empty()) {
+    if (auto p = FindExecutable(from_env, Getenv("PATH"))) return *p;
+    return NotFoundError("MPIEXEC is set to '" + from_env + "', which is not an executable program");
+  }
+  if (auto p = FindExecutable("mpirun", Getenv("PATH"))) return *p;
+#ifdef LOCKSTEP_MPIEXEC_DEFAULT
+  if (auto p = FindExecutable(LOCKSTEP_MPIEXEC_DEFAULT, "")) return *p;
+#endif
+  return NotFoundError("mpirun not found on PATH (install openmpi-bin, or set MPIEXEC to its path)");
+}
+
+Result<int> PickFreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError(std::string("picking a free port on 127.0.0.1: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,66 @@
+// The command lines and environments the launcher starts, built as plain data so that each
+// launcher kind (mpirun, srun, local, none) is unit-tested without starting anything.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/launcher/launcher.h"
+
+namespace lockstep {
+
+// Names the per-rank log files of mpirun's ranks; the wrapper script reads it.
+inline constexpr const char* kLogDirEnv = "LOCKSTEP_LOG_DIR";
+
+struct LaunchCommand {
+  std::vector<std::string> argv;           // argv[0]: the program, resolved to a path
+  std::map<std::string, std::string> env;  // set on top of the launching process's environment
+  std::filesystem::path output;            // stdout and stderr of the started process
+  std::string ToString() const;            // shell-quoted, for reports and logs
+};
+
+std::filesystem::path RankLogPath(const std::filesystem::path& log_dir, int rank);
+std::filesystem::path RankTracePath(const std::filesystem::path& trace_dir, int rank);
+std::filesystem::path LauncherLogPath(const std::filesystem::path& log_dir);
+
+// The environment every rank gets whatever the launcher: spec.env, the expected world size and
+// the launch id.
+std::map<std::string, std::string> CommonRankEnv(const LaunchSpec& spec);
+
+// mpirun -np N --oversubscribe --bind-to none -x ... <mpirun_args> /bin/sh -c <redirect> prog args.
+// Each rank's output goes to log_dir/rank-<r>.log through a tiny /bin/sh wrapper that redirects
+// and then execs the program (same pid, so mpirun's exit reports stay exact); mpirun's own
+// messages go to log_dir/launcher.log, where the crash parser reads them.
+LaunchCommand MpirunCommand(const LaunchSpec& spec, const std::string& mpirun);
+
+// srun --mpi=pmix -n N --kill-on-bad-exit=1 --cpu-bind=none --output=log_dir/rank-%t.log ...
+LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun);
+
+// One torchrun-style local rank: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT (spec.env may override MASTER_ADDR and MASTER_PORT).
+LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port);
+
+// kNone: the rank program once, as this process's rank, inside the job we already are in.
+LaunchCommand InJobRankCommand(const LaunchSpec& spec, int rank);
+
+// The rank of this process in an enclosing job: RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK,
+// SLURM_PROCID, PMI_RANK, in that order; 0 outside any job.
+int RankFromEnvironment();
+
+// `name` itself when it contains a '/', otherwise the first match on `path_var` (a PATH value);
+// only regular files we may execute qualify.
+std::optional<std::filesystem::path> FindExecutable(const std::string& name, const std::string& path_var);
+
+// mpirun from $MPIEXEC, then PATH, then the one CMake found at build time.
+Result<std::filesystem::path> FindMpirun();
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, as torchrun does).
+Result<int> PickFreePort();
+
+std::string ShellQuote(const std::string& word);
+
+}  // namespace lockstep

@@ -1,0 +1,227 @@
+#include "harness/launcher/launch_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace lockstep {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Sets an environment variable for one test and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+std::filesystem::path MakeTempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-launch-cmd-XXXXXX").string();
+  return ::mkdtemp(tmpl.data());
+}
+
+LaunchSpec SampleSpec() {
+  LaunchSpec spec;
+  spec.ranks = 4;
+  spec.rank_command = {"/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"};
+  spec.trace_dir = "/runs/a/traces";
+  spec.log_dir = "/runs/a/logs";
+  spec.env = {{"FOO", "bar"}};
+  spec.launch_id = "id-1";
+  return spec;
+}
+
+TEST(LaunchCommandTest, SrunCommandLine) {
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kSrun;
+  spec.mpirun_args = {"--exclusive"};
+  const LaunchCommand cmd = SrunCommand(spec, "/usr/bin/srun");
+  EXPECT_THAT(cmd.argv, ElementsAre("/usr/bin/srun", "--mpi=pmix", "-n", "4", "--kill-on-bad-exit=1", "--cpu-bind=none",
+                                    "--output=/runs/a/logs/rank-%t.log", "--exclusive",
+                                    "/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
+  EXPECT_EQ(cmd.env.at("FOO"), "bar");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_LAUNCH_ID"), "id-1");
+  EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
+  EXPECT_THAT(cmd.ToString(), HasSubstr("/usr/bin/srun --mpi=pmix -n 4 "));
+  EXPECT_THAT(cmd.ToString(), HasSubstr("'my scenario.yaml'"));
+}
+
+TEST(LaunchCommandTest, MpirunCommandLineExportsTheEnvironment) {
+  ScopedEnv pml("OMPI_MCA_pml", nullptr);
+  LaunchSpec spec = SampleSpec();
+  spec.ranks = 2;
+  spec.mpirun_args = {"--mca", "btl", "self,vader"};
+  const LaunchCommand cmd = MpirunCommand(spec, "/usr/bin/mpirun");
+  ASSERT_GE(cmd.argv.size(), 6u);
+  EXPECT_THAT(std::vector<std::string>(cmd.argv.begin(), cmd.argv.begin() + 6),
+              ElementsAre("/usr/bin/mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"));
+  // Every variable of ours is passed with -x NAME; its value travels in mpirun's environment.
+  for (const char* name : {"FOO", "LOCKSTEP_EXPECT_WORLD_SIZE", "LOCKSTEP_LAUNCH_ID", "LOCKSTEP_LOG_DIR"}) {
+    bool exported = false;
+    for (size_t i = 0; i + 1 < cmd.argv.size(); ++i) exported = exported || (cmd.argv[i] == "-x" && cmd.argv[i + 1] == name);
+    EXPECT_TRUE(exported) << name;
+    EXPECT_TRUE(cmd.env.count(name)) << name;
+  }
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "2");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_LOG_DIR"), "/runs/a/logs");
+  EXPECT_EQ(cmd.env.at("OMPI_MCA_pml"), "ob1");
+  // Extra args, then the wrapper, then the rank program and its args.
+  const size_t n = cmd.argv.size();
+  EXPECT_THAT(std::vector<std::string>(cmd.argv.end() - 9, cmd.argv.end() - 3),
+              ElementsAre("--mca", "btl", "self,vader", "/bin/sh", "-c", cmd.argv[n - 4]));
+  EXPECT_THAT(std::vector<std::string>(cmd.argv.end() - 3, cmd.argv.end()),
+              ElementsAre("/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
+  EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
+}
+
+TEST(LaunchCommandTest, MpirunKeepsAChosenPml) {
+  ScopedEnv pml("OMPI_MCA_pml", nullptr);
+  LaunchSpec spec = SampleSpec();
+  spec.env["OMPI_MCA_pml"] = "ucx";
+  EXPECT_EQ(MpirunCommand(spec, "mpirun").env.at("OMPI_MCA_pml"), "ucx");
+  spec.env.erase("OMPI_MCA_pml");
+  ScopedEnv pml_ucx("OMPI_MCA_pml", "ucx");
+  EXPECT_EQ(MpirunCommand(spec, "mpirun").env.count("OMPI_MCA_pml"), 0u);  // inherited as is
+}
+
+// The /bin/sh wrapper must send each rank's output to its own file and still run the program
+// with its arguments intact.
+TEST(LaunchCommandTest, MpirunWrapperRedirectsPerRank) {
+  const auto dir = MakeTempDir();
+  LaunchSpec spec = SampleSpec();
+  spec.log_dir = dir;
+  spec.rank_command = {"/bin/echo", "hello", "two words"};
+  const LaunchCommand cmd = MpirunCommand(spec, "mpirun");
+  const auto sh = std::find(cmd.argv.begin(), cmd.argv.end(), "/bin/sh");
+  ASSERT_NE(sh, cmd.argv.end());
+  std::string line = "OMPI_COMM_WORLD_RANK=3 LOCKSTEP_LOG_DIR=" + ShellQuote(dir.string());
+  for (auto it = sh; it != cmd.argv.end(); ++it) line += " " + ShellQuote(*it);
+  ASSERT_EQ(std::system(line.c_str()), 0) << line;
+  std::ifstream in(dir / "rank-3.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "hello two words\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(LaunchCommandTest, LocalRankEnvironment) {
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kLocal;
+  const LaunchCommand cmd = LocalRankCommand(spec, 2, 29500);
+  EXPECT_EQ(cmd.argv, spec.rank_command);
+  EXPECT_EQ(cmd.env.at("RANK"), "2");
+  EXPECT_EQ(cmd.env.at("WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.at("LOCAL_RANK"), "2");
+  EXPECT_EQ(cmd.env.at("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.at("MASTER_ADDR"), "127.0.0.1");
+  EXPECT_EQ(cmd.env.at("MASTER_PORT"), "29500");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.at("FOO"), "bar");
+  EXPECT_EQ(cmd.output, "/runs/a/logs/rank-2.log");
+
+  spec.env["MASTER_PORT"] = "1234";
+  EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.at("MASTER_PORT"), "1234");
+}
+
+TEST(LaunchCommandTest, InJobCommandRunsTheProgramOnce) {
+  const LaunchCommand cmd = InJobRankCommand(SampleSpec(), 3);
+  EXPECT_EQ(cmd.argv, SampleSpec().rank_command);
+  EXPECT_EQ(cmd.output, "/runs/a/logs/rank-3.log");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.count("RANK"), 0u);  // the enclosing job's variables are inherited, not made up
+}
+
+TEST(LaunchCommandTest, RankFromEnvironment) {
+  ScopedEnv a("RANK", nullptr), b("OMPI_COMM_WORLD_RANK", nullptr), c("PMIX_RANK", nullptr),
+      d("SLURM_PROCID", nullptr), e("PMI_RANK", nullptr);
+  EXPECT_EQ(RankFromEnvironment(), 0);
+  ScopedEnv slurm("SLURM_PROCID", "5");
+  EXPECT_EQ(RankFromEnvironment(), 5);
+  ScopedEnv ompi("OMPI_COMM_WORLD_RANK", "2");
+  EXPECT_EQ(RankFromEnvironment(), 2);
+  ScopedEnv bad("RANK", "x");
+  EXPECT_EQ(RankFromEnvironment(), 2);
+}
+
+TEST(LaunchCommandTest, FindExecutable) {
+  EXPECT_EQ(FindExecutable("sh", "/nonexistent-dir:/bin").value(), "/bin/sh");
+  EXPECT_FALSE(FindExecutable("lockstep-surely-not-a-program", "/bin:/usr/bin").has_value());
+  EXPECT_FALSE(FindExecutable("/nonexistent/prog", "/bin").has_value());
+  const auto dir = MakeTempDir();
+  std::ofstream(dir / "data") << "not a program\n";
+  std::filesystem::permissions(dir / "data", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_FALSE(FindExecutable((dir / "data").string(), "").has_value());  // no execute bit, even for root
+  EXPECT_FALSE(FindExecutable("data", dir.string()).has_value());
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(FindExecutable("/bin", "").has_value());           // a directory
+  EXPECT_FALSE(FindExecutable("", "/bin").has_value());
+}
+
+TEST(LaunchCommandTest, PickFreePortGivesABindablePort) {
+  auto port = PickFreePort();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  EXPECT_GT(*port, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(*port));
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ::close(fd);
+}
+
+TEST(LaunchCommandTest, ShellQuote) {
+  EXPECT_EQ(ShellQuote("abc-1.x/y=z"), "abc-1.x/y=z");
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+  EXPECT_EQ(ShellQuote("$HOME"), "'$HOME'");
+}
+
+TEST(LaunchCommandTest, LauncherKindNames) {
+  for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone}) {
+    EXPECT_EQ(LauncherKindFromString(ToString(k)), k);
+  }
+  EXPECT_FALSE(LauncherKindFromString("torchrun").has_value());
+}
+
+TEST(LaunchCommandTest, FindMpirunHonoursMpiexec) {
+  {
+    ScopedEnv env("MPIEXEC", "/nonexistent/mpirun");
+    auto r = FindMpirun();
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.status().message(), HasSubstr("MPIEXEC"));
+  }
+  ScopedEnv env("MPIEXEC", "/bin/sh");
+  EXPECT_EQ(FindMpirun().value(), "/bin/sh");
+}
+
+}  // namespace
+}  // namespace lockstep

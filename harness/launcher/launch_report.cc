@@ -1,0 +1,17 @@
+#include "harness/launcher/launch_report.h"
+
+namespace lockstep {
+
+const char* ToString(LaunchEnding ending) {
+  switch (ending) {
+    case LaunchEnding::kClean: return "clean";
+    case LaunchEnding::kCrash: return "crash";
+    case LaunchEnding::kHang: return "hang";
+    case LaunchEnding::kTimeout: return "timeout";
+    case LaunchEnding::kInterrupted: return "interrupted";
+    case LaunchEnding::kLaunchFailed: return "launch_failed";
+  }
+  return "unknown";
+}
+
+}  // namespace lockstep

@@ -1,0 +1,482 @@
+#include "harness/launcher/launcher.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "harness/launcher/interrupt_guard.h"
+#include "harness/launcher/launch_command.h"
+#include "harness/launcher/launcher_output_parser.h"
+#include "harness/launcher/process_tree.h"
+#include "harness/launcher/trace_watcher.h"
+
+namespace lockstep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Often enough that a crash or a signal is seen well within a second, rarely enough that the
+// stat calls cost nothing next to the ranks.
+constexpr int kPollMs = 100;
+// mpirun (Open MPI 4.1) takes 1-2 s after a rank's death to end the job and say how the rank
+// died; a rank whose process vanished is reported without those details after this long.
+constexpr double kLauncherReportWindowS = 3.0;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string SignalName(int sig) {
+  const char* s = ::strsignal(sig);
+  return s ? std::string(s) : "signal " + std::to_string(sig);
+}
+
+std::string Join(const std::vector<int>& v, const char* sep = ",") {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + std::to_string(v[i]);
+  return out;
+}
+
+std::string ReadFileTail(const std::filesystem::path& p, size_t max_bytes) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
+  in.seekg(from);
+  std::string out(static_cast<size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
+}
+
+// The last few non-empty lines of a launcher's output, for a message.
+std::string LastLines(const std::string& text, int n) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t-") != std::string::npos) lines.push_back(line);
+  }
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - static_cast<size_t>(n) : 0; i < lines.size(); ++i) {
+    out += (out.empty() ? "" : " | ") + lines[i];
+  }
+  return out;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + SignalName(WTERMSIG(status)) + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+class LaunchRun {
+ public:
+  LaunchRun(LaunchSpec spec, const ProgressCallback& on_progress)
+      : spec_(std::move(spec)),
+        t0_(Clock::now()),
+        tree_(spec_.launch_id),
+        watcher_(spec_.trace_dir, spec_.ranks, on_progress) {
+    for (int r = 0; r < spec_.ranks; ++r) {
+      RankExit e;
+      e.rank = r;
+      report_.ranks.push_back(e);
+    }
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) hostname_ = host;
+  }
+
+  LaunchReport Run();
+
+ private:
+  LaunchReport Fail(const std::string& message);
+  Status Prepare();
+  Status Start();
+  // One round of the watch loop; sets ending_ when the launch is over.
+  void Watch();
+  void CheckDirectRanks();
+  void CheckLauncherProcess();
+  void CheckVanishedRanks();
+  void Finish();
+  bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
+
+  LaunchSpec spec_;
+  Clock::time_point t0_;
+  ProcessTree tree_;
+  TraceWatcher watcher_;
+  LaunchReport report_;
+  std::vector<LaunchCommand> commands_;
+  std::vector<int> command_rank_;  // the rank each command runs; -1 for mpirun/srun
+  std::vector<pid_t> pids_;
+  std::vector<bool> ended_;
+  std::optional<LaunchEnding> ending_;
+  std::vector<int> failed_ranks_;     // ranks that died on their own
+  std::vector<bool> still_running_;   // per rank, when the launcher ended the job
+  Clock::time_point last_progress_;
+  int interrupt_signal_ = 0;
+  // mpirun/srun: ranks on this host whose process is gone without a trace footer, and when
+  // that was first seen. The launcher gets a while to exit and say how they died.
+  std::vector<int> vanished_ranks_;
+  std::optional<Clock::time_point> vanished_at_;
+  std::string hostname_;
+};
+
+LaunchReport LaunchRun::Fail(const std::string& message) {
+  report_.ending = LaunchEnding::kLaunchFailed;
+  report_.message = message;
+  report_.duration_s = SecondsSince(t0_);
+  return report_;
+}
+
+Status LaunchRun::Prepare() {
+  std::error_code ec;
+  for (const auto& dir : {spec_.trace_dir, spec_.log_dir}) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return IoError("cannot create " + dir.string() + ": " + ec.message());
+  }
+  const char* path_env = std::getenv("PATH");
+  const std::string path_var = spec_.env.count("PATH") ? spec_.env.at("PATH") : (path_env ? path_env : "");
+  // Under srun the program is resolved on the compute nodes, not here.
+  if (spec_.kind != LauncherKind::kSrun) {
+    const std::string& program = spec_.rank_command[0];
+    auto resolved = FindExecutable(program, path_var);
+    if (!resolved) {
+      return NotFoundError("cannot start the rank program '" + program + "': " +
+                           (program.find('/') != std::string::npos ? "no such executable file"
+                                                                   : "not found on PATH"));
+    }
+    spec_.rank_command[0] = resolved->string();
+  }
+
+  switch (spec_.kind) {
+    case LauncherKind::kMpirun: {
+      LOCKSTEP_ASSIGN_OR_RETURN(auto mpirun, FindMpirun());
+      commands_.push_back(MpirunCommand(spec_, mpirun.string()));
+      command_rank_.push_back(-1);
+      break;
+    }
+    case LauncherKind::kSrun: {
+      auto srun = FindExecutable("srun", path_var);
+      if (!srun) return NotFoundError("srun not found on PATH (the srun launcher needs Slurm)");
+      commands_.push_back(SrunCommand(spec_, srun->string()));
+      command_rank_.push_back(-1);
+      break;
+    }
+    case LauncherKind::kLocal: {
+      LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
+      for (int r = 0; r < spec_.ranks; ++r) {
+        commands_.push_back(LocalRankCommand(spec_, r, port));
+        command_rank_.push_back(r);
+      }
+      break;
+    }
+    case LauncherKind::kNone: {
+      const int rank = RankFromEnvironment();
+      if (rank >= spec_.ranks) {
+        return InvalidArgumentError("this process is rank " + std::to_string(rank) + " of its job, but the launch asks for " +
+                                    std::to_string(spec_.ranks) + " ranks");
+      }
+      commands_.push_back(InJobRankCommand(spec_, rank));
+      command_rank_.push_back(rank);
+      break;
+    }
+  }
+
+  // Traces from an earlier run in the same directory would read as this run's progress. Only
+  // the ranks this process starts are ours to clear (under --launcher none, the others belong
+  // to the sibling processes of the job).
+  for (size_t i = 0; i < commands_.size(); ++i) {
+    if (command_rank_[i] >= 0) {
+      std::filesystem::remove(RankTracePath(spec_.trace_dir, command_rank_[i]), ec);
+    } else {
+      for (int r = 0; r < spec_.ranks; ++r) std::filesystem::remove(RankTracePath(spec_.trace_dir, r), ec);
+    }
+  }
+
+  if (spec_.kind == LauncherKind::kLocal) {
+    report_.command = "local x" + std::to_string(spec_.ranks) + ": " + commands_[0].ToString();
+  } else {
+    report_.command = commands_[0].ToString();
+  }
+  return Status::Ok();
+}
+
+Status LaunchRun::Start() {
+  for (const LaunchCommand& cmd : commands_) {
+    auto pid = tree_.Spawn(cmd);
+    if (!pid.ok()) return pid.status();
+    pids_.push_back(*pid);
+    ended_.push_back(false);
+  }
+  return Status::Ok();
+}
+
+void LaunchRun::CheckDirectRanks() {
+  bool all_ended = true;
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (ended_[i]) continue;
+    const auto status = tree_.Poll(pids_[i]);
+    if (!status) {
+      all_ended = false;
+      continue;
+    }
+    ended_[i] = true;
+    RankExit& e = report_.ranks[static_cast<size_t>(command_rank_[i])];
+    if (WIFEXITED(*status)) e.exit_code = WEXITSTATUS(*status);
+    if (WIFSIGNALED(*status)) e.signal = WTERMSIG(*status);
+    e.note = DescribeWaitStatus(*status);
+    const bool clean_exit = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+    if (!clean_exit) {
+      failed_ranks_.push_back(e.rank);
+      continue;
+    }
+    // The footer is written before exit, so it is in the file by now.
+    watcher_.Poll();
+    const RankProgress& p = watcher_.rank(e.rank);
+    if (p.file_seen && !p.footer) {
+      e.note = "exited with code 0 before writing its trace footer";
+      failed_ranks_.push_back(e.rank);
+    }
+  }
+  if (!failed_ranks_.empty()) {
+    ending_ = LaunchEnding::kCrash;
+  } else if (all_ended) {
+    ending_ = LaunchEnding::kClean;
+  }
+}
+
+void LaunchRun::CheckVanishedRanks() {
+  if (vanished_at_) {
+    if (SecondsSince(*vanished_at_) < kLauncherReportWindowS) return;
+    const char* launcher = spec_.kind == LauncherKind::kSrun ? "srun" : "mpirun";
+    for (int r : vanished_ranks_) {
+      RankExit& e = report_.ranks[static_cast<size_t>(r)];
+      e.note = "process " + std::to_string(*watcher_.rank(r).pid) + " ended without writing its trace footer (" +
+               launcher + " did not report how within " + std::to_string(static_cast<int>(kLauncherReportWindowS)) + " s)";
+      failed_ranks_.push_back(r);
+    }
+    ending_ = LaunchEnding::kCrash;
+    return;
+  }
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    // Only a process on this host can be looked up in our /proc.
+    if (!p.pid || p.footer || p.host.empty() || p.host != hostname_) continue;
+    if (!IsAlive(static_cast<pid_t>(*p.pid))) vanished_ranks_.push_back(r);
+  }
+  if (!vanished_ranks_.empty()) vanished_at_ = Clock::now();
+}
+
+void LaunchRun::CheckLauncherProcess() {
+  const auto status = tree_.Poll(pids_[0]);
+  if (!status) {
+    CheckVanishedRanks();
+    return;
+  }
+  ended_[0] = true;
+  const char* launcher = spec_.kind == LauncherKind::kSrun ? "srun" : "mpirun";
+  watcher_.Poll();
+  const std::string output = ReadFileTail(commands_[0].output, 256 * 1024);
+
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
+    for (RankExit& e : report_.ranks) {
+      e.exit_code = 0;
+      const RankProgress& p = watcher_.rank(e.rank);
+      if (p.file_seen && !p.footer) {
+        e.note = "exited with code 0 before writing its trace footer";
+        failed_ranks_.push_back(e.rank);
+      }
+    }
+    ending_ = failed_ranks_.empty() ? LaunchEnding::kClean : LaunchEnding::kCrash;
+    return;
+  }
+
+  const LauncherOutputFacts facts = ParseLauncherOutput(output);
+  if (facts.launch_error) {
+    ending_ = LaunchEnding::kLaunchFailed;
+    report_.message = std::string(launcher) + " could not start the ranks: " + *facts.launch_error;
+    return;
+  }
+  for (const LauncherRankFailure& f : facts.failures) {
+    if (f.rank < 0 || f.rank >= spec_.ranks) continue;
+    RankExit& e = report_.ranks[static_cast<size_t>(f.rank)];
+    e.exit_code = f.exit_code;
+    e.signal = f.signal;
+    // Open MPI's own sentences already start with "mpirun noticed ..."; srun's with "srun:".
+    e.note = f.message.rfind(launcher, 0) == 0 ? f.message : std::string(launcher) + ": " + f.message;
+    failed_ranks_.push_back(f.rank);
+  }
+  if (!failed_ranks_.empty()) {
+    ending_ = LaunchEnding::kCrash;
+    return;
+  }
+  bool any_trace = false;
+  for (int r = 0; r < spec_.ranks; ++r) any_trace = any_trace || watcher_.rank(r).file_seen;
+  if (!any_trace) {
+    ending_ = LaunchEnding::kLaunchFailed;
+    report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + " before any rank wrote its trace: " +
+                      LastLines(output, 6);
+    return;
+  }
+  // The launcher failed without naming a rank: the ranks that did not finish their trace are
+  // the candidates.
+  for (int r = 0; r < spec_.ranks; ++r) {
+    if (!watcher_.rank(r).footer) {
+      report_.ranks[static_cast<size_t>(r)].note =
+          std::string(launcher) + " " + DescribeWaitStatus(*status) + " and this rank's trace has no footer";
+      failed_ranks_.push_back(r);
+    }
+  }
+  ending_ = LaunchEnding::kCrash;
+  report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + LastLines(output, 6);
+}
+
+void LaunchRun::Watch() {
+  if (watcher_.Poll()) last_progress_ = Clock::now();
+  if (IsDirect()) {
+    CheckDirectRanks();
+  } else {
+    CheckLauncherProcess();
+  }
+  if (ending_) return;
+  if (spec_.timeout_s > 0 && SecondsSince(t0_) > spec_.timeout_s) {
+    ending_ = LaunchEnding::kTimeout;
+    return;
+  }
+  if (spec_.hang_timeout_s > 0 && SecondsSince(last_progress_) > spec_.hang_timeout_s) {
+    ending_ = LaunchEnding::kHang;
+  }
+}
+
+void LaunchRun::Finish() {
+  // Which ranks the launcher is about to stop (as opposed to ranks that ended on their own).
+  still_running_.assign(static_cast<size_t>(spec_.ranks), false);
+  if (IsDirect()) {
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      if (!ended_[i] && !tree_.Poll(pids_[i])) still_running_[static_cast<size_t>(command_rank_[i])] = true;
+    }
+  } else if (!ended_.empty() && !ended_[0]) {
+    for (int r = 0; r < spec_.ranks; ++r) still_running_[static_cast<size_t>(r)] = !watcher_.rank(r).footer;
+  }
+  tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
+  watcher_.Poll();
+
+  const bool failed = !failed_ranks_.empty();
+  for (RankExit& e : report_.ranks) {
+    const RankProgress& p = watcher_.rank(e.rank);
+    e.last_step = p.last_step;
+    e.last_collective_begun = p.last_begun;
+    e.last_collective_completed = p.last_completed;
+    e.trace_finished = p.footer;
+    const bool named_failure = std::find(failed_ranks_.begin(), failed_ranks_.end(), e.rank) != failed_ranks_.end();
+    // Under mpirun/srun, after a rank's failure the launcher itself stopped the others.
+    const bool stopped_by_job_launcher = !IsDirect() && failed && !named_failure && !p.footer;
+    if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure) {
+      e.killed_by_launcher = true;
+      const std::string why = *ending_ == LaunchEnding::kCrash
+                                  ? "rank " + Join(failed_ranks_) + " failed"
+                                  : std::string("the launch ended: ") + ToString(*ending_);
+      e.note = "stopped by the launcher after " + why;
+      if (*ending_ == LaunchEnding::kHang || *ending_ == LaunchEnding::kTimeout) e.note += "; " + watcher_.Describe(e.rank);
+    }
+  }
+
+  std::ostringstream msg;
+  switch (*ending_) {
+    case LaunchEnding::kClean:
+      msg << "all " << spec_.ranks << " ranks finished";
+      break;
+    case LaunchEnding::kCrash:
+      for (size_t i = 0; i < failed_ranks_.size(); ++i) {
+        const RankExit& e = report_.ranks[static_cast<size_t>(failed_ranks_[i])];
+        msg << (i ? "; " : "") << "rank " << e.rank << ": " << e.note << "; last step "
+            << (e.last_step ? std::to_string(*e.last_step) : std::string("none"));
+      }
+      if (!report_.message.empty()) msg << " (" << report_.message << ")";
+      break;
+    case LaunchEnding::kHang: {
+      report_.stalled_ranks = watcher_.StalledRanks();
+      msg << "no trace progress for " << spec_.hang_timeout_s << " s; stalled ranks: "
+          << (report_.stalled_ranks.empty() ? std::string("none behind the others") : Join(report_.stalled_ranks));
+      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
+      break;
+    }
+    case LaunchEnding::kTimeout:
+      msg << "the launch ran past its timeout of " << spec_.timeout_s << " s";
+      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
+      break;
+    case LaunchEnding::kInterrupted:
+      msg << "interrupted by " << SignalName(interrupt_signal_) << "; the ranks were stopped";
+      break;
+    case LaunchEnding::kLaunchFailed:
+      msg << report_.message;
+      break;
+  }
+  report_.ending = *ending_;
+  report_.message = msg.str();
+  report_.duration_s = SecondsSince(t0_);
+}
+
+LaunchReport LaunchRun::Run() {
+  if (Status s = Prepare(); !s.ok()) return Fail(s.message());
+  // Installed before the first process starts, so an early Ctrl-C still ends everything.
+  InterruptGuard guard;
+  if (Status s = Start(); !s.ok()) {
+    tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
+    return Fail(s.message());
+  }
+  last_progress_ = Clock::now();
+  while (!ending_) {
+    pollfd pfd{guard.fd(), POLLIN, 0};
+    const int rc = ::poll(&pfd, guard.fd() >= 0 ? 1 : 0, kPollMs);
+    (void)rc;  // EINTR and timeouts alike: look at the flag and the processes
+    if (guard.signal() != 0) {
+      interrupt_signal_ = guard.signal();
+      ending_ = LaunchEnding::kInterrupted;
+      break;
+    }
+    Watch();
+  }
+  Finish();
+  return report_;
+}
+
+}  // namespace
+
+const char* ToString(LauncherKind kind) {
+  switch (kind) {
+    case LauncherKind::kMpirun: return "mpirun";
+    case LauncherKind::kSrun: return "srun";
+    case LauncherKind::kLocal: return "local";
+    case LauncherKind::kNone: return "none";
+  }
+  return "unknown";
+}
+
+std::optional<LauncherKind> LauncherKindFromString(const std::string& name) {
+  for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone}) {
+    if (name == ToString(k)) return k;
+  }
+  return std::nullopt;
+}
+
+Result<LaunchReport> Launch(const LaunchSpec& in, const ProgressCallback& on_progress) {
+  if (in.ranks < 1) return InvalidArgumentError("launch: ranks must be at least 1, got " + std::to_string(in.ranks));
+  if (in.rank_command.empty() || in.rank_command[0].empty()) return InvalidArgumentError("launch: no rank command");
+  if (in.trace_dir.empty() || in.log_dir.empty()) return InvalidArgumentError("launch: trace_dir and log_dir are required");
+  LaunchSpec spec = in;
+  if (spec.launch_id.empty()) spec.launch_id = NewLaunchId();
+  LaunchRun run(std::move(spec), on_progress);
+  return run.Run();
+}
+
+}  // namespace lockstep

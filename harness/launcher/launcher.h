@@ -1,0 +1,56 @@
+// Starts the N ranks of one scenario (any program), watches their traces, and ends them cleanly:
+// a hang, a crash, a timeout or a SIGINT/SIGTERM to us all end with every process of the launch
+// gone and a LaunchReport that says why. docs/LAUNCHER.md describes the behaviour in full.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/launcher/launch_report.h"
+
+namespace lockstep {
+
+enum class LauncherKind {
+  kMpirun,  // mpirun -np N (Open MPI)
+  kSrun,    // srun --mpi=pmix -n N (Slurm)
+  kLocal,   // torchrun-style: N local processes with RANK, WORLD_SIZE, MASTER_ADDR, ...
+  kNone,    // already inside a job (e.g. under srun): one local child, this process's rank
+};
+const char* ToString(LauncherKind kind);
+std::optional<LauncherKind> LauncherKindFromString(const std::string& name);
+
+// Every process of a launch carries LOCKSTEP_LAUNCH_ID=<id> in its environment, so that the
+// launcher finds (and tests can assert the absence of) processes that left its process tree.
+inline constexpr const char* kLaunchIdEnv = "LOCKSTEP_LAUNCH_ID";
+// The world size the ranks must see; the rank program checks it (plain srun under Open MPI 5
+// silently starts N singletons).
+inline constexpr const char* kExpectWorldSizeEnv = "LOCKSTEP_EXPECT_WORLD_SIZE";
+
+struct LaunchSpec {
+  LauncherKind kind = LauncherKind::kMpirun;
+  int ranks = 1;
+  std::vector<std::string> rank_command;  // program + args, run once per rank
+  std::filesystem::path trace_dir;        // the ranks write rank-<r>.trace here
+  std::filesystem::path log_dir;          // rank-<r>.log per rank, launcher.log for mpirun/srun
+  double hang_timeout_s = 60.0;           // no trace progress for this long: hang (<= 0: off)
+  double timeout_s = 0.0;                 // whole launch (<= 0: no limit)
+  std::map<std::string, std::string> env;  // extra environment for the ranks
+  std::vector<std::string> mpirun_args;    // extra launcher args (mpirun or srun), before the program
+  std::string launch_id;                   // the LOCKSTEP_LAUNCH_ID marker; empty: a random one
+  double kill_grace_s = 2.0;               // SIGTERM, then SIGKILL after this long
+};
+
+// Called on the launching thread whenever a rank's trace shows a newer step.
+using ProgressCallback = std::function<void(int rank, int64_t step)>;
+
+// Runs the launch to its end. An error Status means the spec itself is unusable (no ranks, no
+// command); everything that goes wrong at run time, starting included, is a LaunchReport ending.
+Result<LaunchReport> Launch(const LaunchSpec& spec, const ProgressCallback& on_progress = {});
+
+}  // namespace lockstep

@@ -1,0 +1,354 @@
+// End-to-end launches of bin/fake_rank, with the local spawn and with mpirun: clean runs, a rank
+// killed at a step, a rank hung before a collective, SIGINT/SIGTERM to us, a timeout, a missing
+// program. After every launch no process carrying the launch's marker may remain.
+#include "harness/launcher/launcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "harness/launcher/launch_command.h"
+#include "harness/launcher/process_tree.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+const std::string kFakeRank = std::string(LOCKSTEP_BINARY_DIR) + "/bin/fake_rank";
+
+}  // namespace
+
+// Readable test names in ctest ("GetParam() = mpirun").
+void PrintTo(LauncherKind kind, std::ostream* os) { *os << ToString(kind); }
+
+namespace {
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class LauncherTest : public ::testing::TestWithParam<LauncherKind> {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-launcher-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+  }
+  void TearDown() override {
+    if (!HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  LaunchSpec Spec(int ranks, std::vector<std::string> args) {
+    LaunchSpec spec;
+    spec.kind = GetParam();
+    spec.ranks = ranks;
+    spec.rank_command = {kFakeRank, "--trace-dir", (dir_ / "traces").string()};
+    spec.rank_command.insert(spec.rank_command.end(), args.begin(), args.end());
+    spec.trace_dir = dir_ / "traces";
+    spec.log_dir = dir_ / "logs";
+    spec.hang_timeout_s = 2.0;
+    spec.timeout_s = 60.0;
+    spec.kill_grace_s = 0.5;
+    spec.launch_id = NewLaunchId();
+    if (spec.kind == LauncherKind::kMpirun && ::geteuid() == 0) {
+      // Containers run the tests as root; mpirun refuses that without both variables. They go
+      // to mpirun through spec.env, whatever the test runner's environment holds.
+      spec.env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+      spec.env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+    }
+    return spec;
+  }
+
+  static void ExpectNoProcessLeft(const LaunchSpec& spec) {
+    EXPECT_THAT(FindProcessesWithEnv(kLaunchIdEnv, spec.launch_id), ::testing::IsEmpty())
+        << "processes of launch " << spec.launch_id << " survived";
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_P(LauncherTest, CleanRun) {
+  LaunchSpec spec = Spec(3, {"--steps", "4", "--step-ms", "20"});
+  // A stale trace of an earlier run in the same directory must not be read as this run's.
+  std::filesystem::create_directories(spec.trace_dir);
+  std::ofstream(RankTracePath(spec.trace_dir, 0)) << R"({"type":"step","step":99})" "\n";
+
+  std::mutex mu;
+  std::map<int, std::vector<int64_t>> steps;
+  auto report = Launch(spec, [&](int rank, int64_t step) {
+    std::lock_guard<std::mutex> lock(mu);
+    steps[rank].push_back(step);
+  });
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  ASSERT_EQ(report->ranks.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    const RankExit& e = report->ranks[static_cast<size_t>(r)];
+    EXPECT_EQ(e.rank, r);
+    EXPECT_EQ(e.exit_code, 0);
+    EXPECT_FALSE(e.signal.has_value());
+    EXPECT_EQ(e.last_step, 4);
+    EXPECT_TRUE(e.trace_finished);
+    EXPECT_FALSE(e.killed_by_launcher);
+    ASSERT_TRUE(e.last_collective_completed.has_value());
+    EXPECT_EQ(e.last_collective_completed->seq, 3u);
+    EXPECT_THAT(steps[r], ElementsAre(0, 1, 2, 3, 4));
+    // Each rank's output lands in its own log, with the world it was promised.
+    const std::string log = ReadFile(RankLogPath(spec.log_dir, r));
+    EXPECT_THAT(log, HasSubstr("fake_rank: rank=" + std::to_string(r) + " world=3 expect=3"));
+    EXPECT_THAT(log, HasSubstr("rank " + std::to_string(r) + " says hello on stderr"));
+    if (GetParam() == LauncherKind::kLocal) {
+      EXPECT_THAT(log, HasSubstr("local_rank=" + std::to_string(r) + " local_world=3 master=127.0.0.1:"));
+    }
+  }
+  EXPECT_TRUE(report->stalled_ranks.empty());
+  EXPECT_THAT(report->command, HasSubstr("fake_rank"));
+  EXPECT_GT(report->duration_s, 0.0);
+  ExpectNoProcessLeft(spec);
+}
+
+TEST_P(LauncherTest, RankKilledAtStep3IsACrash) {
+  // Undisturbed, this run would take 100 x 100 ms = 10 s.
+  LaunchSpec spec = Spec(3, {"--steps", "100", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  const RankExit& crashed = report->ranks[1];
+  EXPECT_EQ(crashed.signal, SIGKILL) << crashed.note;
+  EXPECT_FALSE(crashed.exit_code.has_value());
+  EXPECT_EQ(crashed.last_step, 3);
+  EXPECT_FALSE(crashed.trace_finished);
+  EXPECT_FALSE(crashed.killed_by_launcher);
+  EXPECT_THAT(report->message, HasSubstr("rank 1"));
+  EXPECT_THAT(report->message, HasSubstr("last step 3"));
+  for (int r : {0, 2}) {
+    const RankExit& other = report->ranks[static_cast<size_t>(r)];
+    EXPECT_TRUE(other.killed_by_launcher) << other.note;
+    EXPECT_FALSE(other.signal.has_value());  // stopped by us: not a crash of its own
+    EXPECT_FALSE(other.exit_code.has_value());
+  }
+  // The crash happens ~0.4 s after the ranks start; it must be reported within seconds.
+  EXPECT_LT(report->duration_s, 5.0);
+  ExpectNoProcessLeft(spec);
+}
+
+TEST_P(LauncherTest, NonZeroExitCodeIsACrash) {
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].exit_code, 3) << report->ranks[1].note;
+  EXPECT_EQ(report->ranks[1].last_step, 2);
+  EXPECT_THAT(report->message, HasSubstr("rank 1"));
+  ExpectNoProcessLeft(spec);
+}
+
+// A rank that exits 0 in the middle of the run: Open MPI does not count that as a failure of a
+// non-MPI program, so under mpirun the launcher sees the process gone without a footer itself.
+TEST_P(LauncherTest, EarlyQuietExitIsACrash) {
+  LaunchSpec spec = Spec(3, {"--steps", "100", "--step-ms", "100", "--quit-rank", "2", "--quit-step", "2"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  const RankExit& quit = report->ranks[2];
+  EXPECT_THAT(quit.note, HasSubstr("writing its trace footer"));
+  EXPECT_EQ(quit.last_step, 2);
+  EXPECT_FALSE(quit.killed_by_launcher);
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher);
+  EXPECT_LT(report->duration_s, 6.0);
+  ExpectNoProcessLeft(spec);
+}
+
+TEST_P(LauncherTest, HungRankIsNamedAndEverythingIsKilled) {
+  // Rank 1 blocks forever before step 2's collective (and ignores SIGTERM); the others wait in it.
+  LaunchSpec spec = Spec(3, {"--steps", "10", "--step-ms", "20", "--hang-rank", "1", "--hang-step", "2",
+                             "--ignore-sigterm-rank", "1"});
+  spec.kill_grace_s = 2.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(1));
+  EXPECT_LT(report->duration_s, spec.hang_timeout_s + 5.0);
+  for (int r = 0; r < 3; ++r) {
+    const RankExit& e = report->ranks[static_cast<size_t>(r)];
+    EXPECT_EQ(e.last_step, 1);
+    EXPECT_TRUE(e.killed_by_launcher);
+    EXPECT_FALSE(e.signal.has_value());
+    ASSERT_TRUE(e.last_collective_begun.has_value());
+    EXPECT_EQ(e.last_collective_begun->group, "world");
+    EXPECT_EQ(e.last_collective_begun->seq, r == 1 ? 0u : 1u);
+    ASSERT_TRUE(e.last_collective_completed.has_value());
+    EXPECT_EQ(e.last_collective_completed->seq, 0u);
+  }
+  EXPECT_THAT(report->message, HasSubstr("stalled ranks: 1"));
+  EXPECT_THAT(report->message, HasSubstr("rank 0: last step 1; last collective begun: world seq 1 all_reduce (step 2)"));
+  ExpectNoProcessLeft(spec);
+}
+
+std::atomic<int> g_test_handler_calls{0};
+void TestHandler(int) { g_test_handler_calls.fetch_add(1); }
+
+TEST_P(LauncherTest, InterruptStopsTheRanks) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig);
+    LaunchSpec spec = Spec(2, {"--steps", "1000", "--step-ms", "50"});
+    // The caller's handler: Launch must put it back, and it keeps a signal that comes too late
+    // (Launch already returned) from ending the test binary.
+    struct sigaction mine {}, original {};
+    mine.sa_handler = TestHandler;
+    sigemptyset(&mine.sa_mask);
+    ::sigaction(sig, &mine, &original);
+    g_test_handler_calls = 0;
+    std::thread raiser([sig] {
+      std::this_thread::sleep_for(1500ms);
+      ::kill(::getpid(), sig);
+    });
+    auto report = Launch(spec);
+    raiser.join();
+    EXPECT_EQ(g_test_handler_calls.load(), 0);  // the signal went to Launch
+    struct sigaction after {};
+    ::sigaction(sig, &original, &after);
+    EXPECT_EQ(after.sa_handler, &TestHandler);  // our handler was restored
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(report->ending, LaunchEnding::kInterrupted) << report->message;
+    EXPECT_THAT(report->message, HasSubstr("interrupted by"));
+    EXPECT_LT(report->duration_s, 10.0);
+    for (const RankExit& e : report->ranks) {
+      EXPECT_TRUE(e.killed_by_launcher);
+      EXPECT_TRUE(e.last_step.has_value());  // they were running when the signal came
+    }
+    ExpectNoProcessLeft(spec);
+  }
+}
+
+TEST_P(LauncherTest, WholeLaunchTimeout) {
+  LaunchSpec spec = Spec(2, {"--steps", "1000", "--step-ms", "50"});
+  spec.timeout_s = 2.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kTimeout) << report->message;
+  EXPECT_GE(report->duration_s, 2.0);
+  EXPECT_LT(report->duration_s, 6.0);
+  ExpectNoProcessLeft(spec);
+}
+
+TEST_P(LauncherTest, MissingProgramFailsToLaunch) {
+  LaunchSpec spec = Spec(2, {});
+  spec.rank_command = {"/nonexistent/lockstep-rank", "--x"};
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kLaunchFailed);
+  EXPECT_THAT(report->message, HasSubstr("cannot start the rank program '/nonexistent/lockstep-rank'"));
+
+  spec.rank_command = {"lockstep-no-such-program"};
+  report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kLaunchFailed);
+  EXPECT_THAT(report->message, HasSubstr("'lockstep-no-such-program': not found on PATH"));
+  ExpectNoProcessLeft(spec);
+}
+
+// A rank that leaves a process behind in a session of its own (one that ignores SIGTERM):
+// the launch still ends with nothing left.
+TEST_P(LauncherTest, LeftoverProcessesAreCleanedUp) {
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--spawn-escapee"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LauncherTest, ::testing::Values(LauncherKind::kLocal, LauncherKind::kMpirun),
+                         [](const ::testing::TestParamInfo<LauncherKind>& info) {
+                           return std::string(ToString(info.param));
+                         });
+
+class LauncherOnlyLocalTest : public LauncherTest {};
+
+// A heartbeat thread keeps the trace growing while the rank is stuck: still a hang.
+TEST_P(LauncherOnlyLocalTest, HeartbeatsDoNotHideAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "10", "--step-ms", "20", "--hang-rank", "0", "--hang-step", "3",
+                             "--heartbeat-ms", "100"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(0));
+  ExpectNoProcessLeft(spec);
+}
+
+// --launcher none: one child, this process's rank, inside the job we are in.
+TEST_P(LauncherOnlyLocalTest, InJobRunsOneRank) {
+  LaunchSpec spec = Spec(1, {"--steps", "2", "--step-ms", "10"});
+  spec.kind = LauncherKind::kNone;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  EXPECT_EQ(report->ranks[0].exit_code, 0);
+  EXPECT_EQ(report->ranks[0].last_step, 2);
+  ExpectNoProcessLeft(spec);
+}
+
+// The rank program checks LOCKSTEP_EXPECT_WORLD_SIZE against the world it sees (here 1 of 2).
+TEST_P(LauncherOnlyLocalTest, InJobWorldMismatchIsReported) {
+  LaunchSpec spec = Spec(2, {"--steps", "2"});
+  spec.kind = LauncherKind::kNone;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[0].exit_code, 4);
+  EXPECT_THAT(ReadFile(RankLogPath(spec.log_dir, 0)), HasSubstr("world size 1, but 2 was asked for"));
+}
+
+TEST(LaunchSpecTest, UnusableSpecIsAnError) {
+  LaunchSpec spec;
+  spec.ranks = 0;
+  spec.rank_command = {"/bin/true"};
+  spec.trace_dir = "/tmp";
+  spec.log_dir = "/tmp";
+  EXPECT_FALSE(Launch(spec).ok());
+  spec.ranks = 1;
+  spec.rank_command.clear();
+  EXPECT_FALSE(Launch(spec).ok());
+}
+
+TEST(LaunchSpecTest, MissingMpirunFailsToLaunch) {
+  const char* old_mpiexec = std::getenv("MPIEXEC");
+  ::setenv("MPIEXEC", "/nonexistent/mpirun", 1);
+  LaunchSpec spec;
+  spec.kind = LauncherKind::kMpirun;
+  spec.ranks = 2;
+  spec.rank_command = {"/bin/true"};
+  spec.trace_dir = std::filesystem::temp_directory_path() / "lockstep-no-mpirun";
+  spec.log_dir = spec.trace_dir;
+  auto report = Launch(spec);
+  if (old_mpiexec) {
+    ::setenv("MPIEXEC", old_mpiexec, 1);
+  } else {
+    ::unsetenv("MPIEXEC");
+  }
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kLaunchFailed);
+  EXPECT_THAT(report->message, HasSubstr("MPIEXEC"));
+  std::filesystem::remove_all(spec.trace_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, LauncherOnlyLocalTest, ::testing::Values(LauncherKind::kLocal),
+                         [](const ::testing::TestParamInfo<LauncherKind>& info) {
+                           return std::string(ToString(info.param));
+                         });
+
+}  // namespace
+}  // namespace lockstep

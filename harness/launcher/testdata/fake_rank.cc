@@ -1,0 +1,150 @@
+// A stand-in rank program for the launcher's tests: no MPI, no LibTorch. It writes a JSON-lines
+// trace the way a real rank does (header, steps, collective begin/end, footer) and misbehaves on
+// command: dies by SIGKILL at a step, exits 0 early without its footer, hangs before a collective while the others wait "in" it,
+// exits with a code, ignores SIGTERM, or leaves a process behind in a session of its own.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+
+int EnvInt(std::initializer_list<const char*> names, int fallback) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v && *v) return std::atoi(v);
+  }
+  return fallback;
+}
+
+const char* EnvOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+
+double Now(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+[[noreturn]] void SleepForever() {
+  for (;;) ::pause();
+}
+
+class Trace {
+ public:
+  explicit Trace(const std::string& path) : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) {
+      std::perror(("fake_rank: open " + path).c_str());
+      std::exit(5);
+    }
+  }
+  // One write(2) per record, as the real trace writer does: a kill loses no finished record.
+  void Write(const json& record) {
+    const std::string line = record.dump() + "\n";
+    if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::exit(5);
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fake rank program for the launcher tests"};
+  std::string trace_dir;
+  int steps = 5, step_ms = 50, crash_rank = -1, crash_step = -1, hang_rank = -1, hang_step = -1;
+  int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
+  bool spawn_escapee = false;
+  app.add_option("--trace-dir", trace_dir, "where rank-<r>.trace goes")->required();
+  app.add_option("--steps", steps);
+  app.add_option("--step-ms", step_ms, "time spent inside each collective");
+  app.add_option("--crash-rank", crash_rank);
+  app.add_option("--crash-step", crash_step, "SIGKILL itself after writing this step");
+  app.add_option("--hang-rank", hang_rank);
+  app.add_option("--hang-step", hang_step, "block forever before this step's collective");
+  app.add_option("--quit-rank", quit_rank);
+  app.add_option("--quit-step", quit_step, "exit 0 after writing this step, without the footer");
+  app.add_option("--exit-code", exit_code, "exit with this code at the end");
+  app.add_option("--exit-rank", exit_rank, "only this rank uses --exit-code (default: all)");
+  app.add_option("--ignore-sigterm-rank", ignore_sigterm_rank);
+  app.add_option("--heartbeat-ms", heartbeat_ms, "write heartbeat records from a thread");
+  app.add_flag("--spawn-escapee", spawn_escapee, "leave a child in a new session that ignores SIGTERM");
+  CLI11_PARSE(app, argc, argv);
+
+  const int rank = EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}, 0);
+  const int world = EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
+  const int expect = EnvInt({"LOCKSTEP_EXPECT_WORLD_SIZE"}, world);
+  std::printf("fake_rank: rank=%d world=%d expect=%d local_rank=%s local_world=%s master=%s:%s\n", rank, world,
+              expect, EnvOr("LOCAL_RANK", "-"),
+              EnvOr("LOCAL_WORLD_SIZE", "-"), EnvOr("MASTER_ADDR", "-"), EnvOr("MASTER_PORT", "-"));
+  std::fprintf(stderr, "fake_rank: rank %d says hello on stderr\n", rank);
+  std::fflush(stdout);
+  if (expect != world) {
+    std::fprintf(stderr, "fake_rank: world size %d, but %d was asked for\n", world, expect);
+    return 4;
+  }
+  if (rank == ignore_sigterm_rank) ::signal(SIGTERM, SIG_IGN);
+  if (spawn_escapee) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::setsid();  // a new session and process group, as a daemon (or orted) does
+      ::signal(SIGTERM, SIG_IGN);
+      ::signal(SIGHUP, SIG_IGN);
+      SleepForever();
+    }
+  }
+
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  Trace trace(trace_dir + "/rank-" + std::to_string(rank) + ".trace");
+  trace.Write({{"type", "header"}, {"schema", "lockstep.trace/1.0"}, {"rank", rank}, {"world_size", world},
+               {"pid", static_cast<int64_t>(::getpid())}, {"host", host}, {"versions", {{"fake", "1"}}}});
+  trace.Write({{"type", "step"}, {"step", 0}, {"loss", nullptr}, {"tensors", json::array()}});
+
+  std::atomic<bool> stop{false};
+  std::thread heartbeat;
+  if (heartbeat_ms > 0) {
+    heartbeat = std::thread([&] {
+      while (!stop) {
+        trace.Write({{"type", "heartbeat"}, {"step", 0}, {"wall_s", Now(t0)}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(heartbeat_ms));
+      }
+    });
+  }
+
+  for (int step = 1; step <= steps; ++step) {
+    const json begin = {{"type", "collective_begin"}, {"group", "world"}, {"seq", step - 1}, {"op", "all_reduce"},
+                        {"dtype", "float32"}, {"count", 16}, {"root", -1}, {"reduce", "avg"},
+                        {"step", step}, {"start_s", Now(t0)}};
+    if (step == hang_step) {
+      if (rank == hang_rank) SleepForever();  // never reaches the collective
+      trace.Write(begin);                     // the others wait inside it for the hung rank
+      SleepForever();
+    }
+    trace.Write(begin);
+    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    trace.Write({{"type", "collective_end"}, {"group", "world"}, {"seq", step - 1}, {"end_s", Now(t0)}});
+    trace.Write({{"type", "step"}, {"step", step}, {"loss", 1.0 / step},
+                 {"tensors", json::array({{{"name", "w"}, {"digest", "00"}, {"numel", 16}}})}});
+    if (rank == crash_rank && step == crash_step) ::raise(SIGKILL);
+    if (rank == quit_rank && step == quit_step) std::_Exit(0);
+  }
+  stop = true;
+  if (heartbeat.joinable()) heartbeat.join();
+  const int code = (exit_rank < 0 || exit_rank == rank) ? exit_code : 0;
+  trace.Write({{"type", "footer"}, {"steps_completed", steps}, {"status", code == 0 ? "ok" : "exit " + std::to_string(code)}});
+  return code;
+}

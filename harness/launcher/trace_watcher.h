@@ -1,0 +1,89 @@
+// The launcher's view of the ranks' traces while they run: it polls each rank-<r>.trace (size
+// and mtime), parses only the records appended since the last poll (JSON lines; the generic
+// fields `type`, `step`, `group`, `seq`, `op`, `end_s`, `pid`, `host`), and keeps per rank the
+// last step, the last collective begun and completed, and whether the footer was written.
+// It never needs the whole trace in memory, and skips the big tensor lists of step records.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/launcher/launch_report.h"
+#include "harness/launcher/launcher.h"
+
+namespace lockstep {
+
+// What one trace record tells the launcher.
+struct TraceEvent {
+  enum class Kind { kHeader, kStep, kCollectiveBegin, kCollectiveEnd, kFooter, kHeartbeat, kOther };
+  Kind kind = Kind::kOther;
+  std::optional<int64_t> step;
+  std::optional<CollectivePosition> collective;
+  std::optional<int64_t> pid;
+  std::string host;
+  std::string status;  // footer
+};
+
+// One line of a trace (without its newline). nullopt: not a JSON object (a cut or corrupt line).
+std::optional<TraceEvent> ParseTraceLine(const std::string& line);
+
+struct RankProgress {
+  bool file_seen = false;
+  int64_t records = 0;           // whole records read so far
+  int64_t unreadable_records = 0;
+  std::optional<int64_t> last_step;
+  std::optional<CollectivePosition> last_begun;
+  std::optional<CollectivePosition> last_completed;
+  std::map<std::string, uint64_t> begun_seq_by_group;  // the last seq begun in each group
+  bool in_collective = false;    // its last collective began and has not ended: it waits in it
+  bool footer = false;
+  std::string footer_status;
+  std::optional<int64_t> pid;
+  std::string host;
+  std::chrono::steady_clock::time_point last_progress{};  // last non-heartbeat record
+};
+
+class TraceWatcher {
+ public:
+  TraceWatcher(std::filesystem::path trace_dir, int ranks, ProgressCallback on_step = {});
+
+  // Reads what the traces gained since the last call. True when some rank made progress: a new
+  // record other than a heartbeat (a heartbeat says the process lives, not that it advances).
+  bool Poll();
+
+  const RankProgress& rank(int r) const { return ranks_[static_cast<size_t>(r)].progress; }
+  int size() const { return static_cast<int>(ranks_.size()); }
+
+  // The ranks the others wait for: per group, the members whose last begun seq is behind the
+  // group's furthest begun seq (every rank is a member of "world"; of other groups, the ranks
+  // whose trace mentions them). Of those, the ones not waiting inside a collective themselves
+  // (a rank behind in one group because it waits in another is a victim, not the cause), unless
+  // that leaves none. Without any rank behind, the ranks whose last step is behind the others'.
+  // Empty when no rank is behind.
+  std::vector<int> StalledRanks() const;
+
+  // One line per rank: last step, last collective begun and completed.
+  std::string Describe(int r) const;
+
+ private:
+  struct RankFile {
+    std::filesystem::path path;
+    uint64_t offset = 0;
+    std::optional<std::filesystem::file_time_type> mtime;
+    std::string partial;  // bytes after the last newline, waiting for the rest of the record
+    RankProgress progress;
+  };
+  bool ReadNew(int r, RankFile& f);
+  void Apply(int r, RankFile& f, const TraceEvent& e);
+
+  std::filesystem::path trace_dir_;
+  ProgressCallback on_step_;
+  std::vector<RankFile> ranks_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,194 @@
+#include "harness/rank/rank_program.h"
+
+#include <unistd.h>
+
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "harness/comm/communicator_factory.h"
+#include "harness/comm/recording_communicator.h"
+#include "harness/core/build_info.h"
+#include "harness/rank/step_recorder.h"
+#include "harness/scenario/scenario_loader.h"
+#include "harness/topology/topology.h"
+#include "harness/trace/digest.h"
+#include "harness/trace/trace_writer.h"
+#include "harness/trainer/fault_injector.h"
+#include "harness/trainer/trainer.h"
+
+namespace lockstep {
+namespace {
+
+// The 1-rank variant: same global batch, same data, no injection, nothing to compare with.
+void MakeReference(Scenario& s) {
+  s.data.batch_per_rank *= s.ranks;
+  s.ranks = 1;
+  s.slices = 1;
+  s.inject.clear();
+  s.expect_fail.clear();
+}
+
+// One digest over every replicated tensor of a step, for --fail-fast.
+Digest128 StepDigest(const StepRecord& record) {
+  std::vector<Digest128> parts;
+  for (const auto& t : record.tensors) {
+    if (t.replicated) parts.push_back(t.digest);
+  }
+  return CombineChunkDigests(parts, "lockstep.step");
+}
+
+class Rank {
+ public:
+  explicit Rank(const RankOptions& options) : options_(options) {}
+
+  ExitCode Run() {
+    Status s = RunSteps();
+    if (writer_) {
+      TraceFooter footer;
+      footer.steps_completed = steps_completed_;
+      footer.status = s.ok() ? (stopped_early_ ? stop_reason_ : "ok") : s.ToString();
+      Status fs = writer_->WriteFooter(footer);
+      if (s.ok() && !fs.ok()) s = fs;
+    }
+    if (s.ok()) return ExitCode::kPassed;
+    std::cerr << "lockstep-rank " << rank_ << ": " << s.ToString() << std::endl;
+    return s.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
+  }
+
+ private:
+  Status RunSteps() {
+    LoadOptions load;
+    load.sdpa_available = true;  // validated by `lockstep run` before any rank starts
+    load.nccl_available = GetBuildInfo().have_nccl;
+    load.torch_version = GetBuildInfo().torch_version;
+    std::vector<Diagnostic> diagnostics;
+    Result<Scenario> loaded = LoadScenarioFile(options_.scenario_file, load, &diagnostics);
+    if (!loaded.ok()) {
+      std::string text;
+      for (const auto& d : diagnostics) text += "\n  " + d.ToString();
+      return loaded.status().WithContext("scenario" + text);
+    }
+    scenario_ = std::move(loaded).value();
+    if (options_.reference) MakeReference(scenario_);
+    if (!options_.backend.empty()) {
+      scenario_.backend = options_.backend == "gloo" ? Backend::kGloo
+                          : options_.backend == "nccl" ? Backend::kNccl
+                                                       : Backend::kMpi;
+    }
+
+    torch::set_num_threads(1);  // ranks share the cores; intra-op threads would oversubscribe
+    LOCKSTEP_ASSIGN_OR_RETURN(topology_, DiscoverTopology(scenario_.slices, "startup", 0));
+    rank_ = topology_.rank;
+    if (topology_.world_size != scenario_.ranks) {
+      return InvalidArgumentError(
+          "this process sees a world of " + std::to_string(topology_.world_size) + " rank(s) but the scenario asks for " +
+          std::to_string(scenario_.ranks) +
+          " (under Slurm with Open MPI 5, plain srun starts N singletons: use srun --mpi=pmix)");
+    }
+
+    LOCKSTEP_RETURN_IF_ERROR(OpenTrace());
+    if (!scenario_.inject.empty()) {
+      injector_ = std::make_unique<FaultInjector>(scenario_, rank_, [](const std::string& phase, int64_t step) {
+        (void)DiscoverTopology(1, phase, step);  // counted and traced; the result is not used
+      });
+    }
+    LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> backend, MakeCommunicator(scenario_.backend, topology_));
+    world_ = std::make_unique<RecordingCommunicator>(std::move(backend), recorder_.get(), injector_.get());
+    ProcessGroups groups;
+    groups.world = world_.get();
+    groups.slice = world_.get();
+    groups.slices = scenario_.slices;
+    if (scenario_.slices > 1) {
+      LOCKSTEP_ASSIGN_OR_RETURN(slice_, world_->Split(topology_.slice, rank_, "slice" + std::to_string(topology_.slice)));
+      LOCKSTEP_ASSIGN_OR_RETURN(cross_, world_->Split(topology_.slice_rank, rank_, "cross" + std::to_string(topology_.slice_rank)));
+      groups.slice = slice_.get();
+      groups.cross = cross_.get();
+    }
+
+    const torch::Device device(topology_.DeviceFor(scenario_.backend));
+    LOCKSTEP_ASSIGN_OR_RETURN(trainer_, Trainer::Create(scenario_, groups, device, injector_.get()));
+    LOCKSTEP_RETURN_IF_ERROR(trainer_->Initialize());
+    LOCKSTEP_RETURN_IF_ERROR(Record(0, nullptr));
+    for (int64_t step = 1; step <= scenario_.steps && !stopped_early_; ++step) {
+      world_->set_step(step);
+      recorder_->set_step(step);
+      LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step, WallSeconds()));
+      LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step));
+      LOCKSTEP_RETURN_IF_ERROR(Record(step, &stats));
+    }
+    return recorder_->status();
+  }
+
+  Status OpenTrace() {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.trace_dir, ec);
+    TraceHeader header;
+    header.schema = std::string(kTraceSchemaName) + "/" + std::to_string(kTraceSchemaMajor) + "." +
+                    std::to_string(kTraceSchemaMinor);
+    header.rank = rank_;
+    header.world_size = topology_.world_size;
+    header.local_rank = topology_.local_rank;
+    header.slice = topology_.slice;
+    header.host = topology_.host;
+    header.pid = getpid();
+    header.device = topology_.DeviceFor(scenario_.backend);
+    header.backend = ToString(scenario_.backend);
+    header.scenario_id = scenario_.name + (options_.reference ? "#reference" : "");
+    header.versions = BuildInfoMap();
+    LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / ("rank-" + std::to_string(rank_) + ".trace"), header));
+    recorder_ = std::make_unique<StepRecorder>(writer_.get());
+    // Discovery already ran once before the trace existed: record it, then every later call live.
+    for (const auto& call : DiscoveryCalls()) LOCKSTEP_RETURN_IF_ERROR(writer_->WriteDiscovery(call));
+    SetDiscoveryObserver([w = writer_.get()](const DiscoveryRecord& r) { (void)w->WriteDiscovery(r); });
+    return Status::Ok();
+  }
+
+  Status Record(int64_t step, const StepStats* stats) {
+    LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
+    LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
+    steps_completed_ = step;
+    if (options_.fail_fast && topology_.world_size > 1) LOCKSTEP_RETURN_IF_ERROR(CompareAcrossRanks(record));
+    return Status::Ok();
+  }
+
+  // Live mode: every rank learns every rank's step digest; all stop together at a mismatch, so
+  // the traces end at the divergent step and the post-run checkers report it.
+  Status CompareAcrossRanks(const StepRecord& record) {
+    const Digest128 d = StepDigest(record);
+    torch::Tensor mine = torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64);
+    torch::Tensor all = torch::empty({2 * topology_.world_size}, torch::kInt64);
+    LOCKSTEP_RETURN_IF_ERROR(world_->AllGather(mine, all));
+    auto a = all.accessor<int64_t, 1>();
+    for (int r = 1; r < topology_.world_size; ++r) {
+      if (a[2 * r] != a[0] || a[2 * r + 1] != a[1]) {
+        stopped_early_ = true;
+        stop_reason_ = "fail-fast: replicas differ after step " + std::to_string(record.step);
+        break;
+      }
+    }
+    return Status::Ok();
+  }
+
+  RankOptions options_;
+  Scenario scenario_;
+  Topology topology_;
+  int rank_ = 0;
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<StepRecorder> recorder_;
+  std::unique_ptr<FaultInjector> injector_;
+  std::unique_ptr<RecordingCommunicator> world_;
+  std::unique_ptr<Communicator> slice_, cross_;
+  std::unique_ptr<Trainer> trainer_;
+  int64_t steps_completed_ = 0;
+  bool stopped_early_ = false;
+  std::string stop_reason_;
+};
+
+}  // namespace
+
+ExitCode RunRank(const RankOptions& options) { return Rank(options).Run(); }
+
+}  // namespace lockstep

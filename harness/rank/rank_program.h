@@ -1,0 +1,23 @@
+// One rank of a scenario: discovery, communicator, trainer, trace. `lockstep-rank` is a thin
+// main() around RunRank; the launcher starts N of them.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "harness/core/exit_code.h"
+
+namespace lockstep {
+
+struct RankOptions {
+  std::filesystem::path scenario_file;
+  std::filesystem::path trace_dir;  // writes rank-<r>.trace here
+  bool reference = false;           // the 1-rank variant of the scenario (same global batch)
+  bool fail_fast = false;           // all-gather each step's digests and stop at a mismatch
+  std::string backend;              // overrides the scenario's backend when not empty
+};
+
+// Runs to the end of the scenario; errors are printed to stderr and written to the trace footer.
+ExitCode RunRank(const RankOptions& options);
+
+}  // namespace lockstep

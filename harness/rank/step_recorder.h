@@ -1,0 +1,37 @@
+// Turns the trainer's state into trace records: digests every tracked tensor after each step and
+// writes the collectives as they begin and end, so a hang shows where each rank waits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "harness/comm/collective_listener.h"
+#include "harness/core/status.h"
+#include "harness/trace/trace_writer.h"
+#include "harness/trainer/trainer.h"
+
+namespace lockstep {
+
+class StepRecorder : public CollectiveListener {
+ public:
+  explicit StepRecorder(TraceWriter* writer);
+
+  void set_step(int64_t step) { step_ = step; }
+  // Digests the trainer's state as step `step`.
+  Result<StepRecord> Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s);
+  Status Write(const StepRecord& record);
+
+  void OnCollectiveBegin(const CollectiveFingerprint& fp) override;
+  void OnCollectiveEnd(const CollectiveFingerprint& fp, const Status& status) override;
+  // The first error writing collective records (listeners cannot return one).
+  const Status& status() const { return status_; }
+
+ private:
+  TraceWriter* writer_;
+  int64_t step_ = 0;
+  Status status_;
+};
+
+double WallSeconds();  // since the process started recording
+
+}  // namespace lockstep

@@ -1,0 +1,296 @@
+#include "harness/runner/scenario_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "checkers/checker_registry.h"
+#include "checkers/expectation_matcher.h"
+#include "harness/core/build_info.h"
+#include "harness/result/scenario_series.h"
+#include "harness/trace/trace_reader.h"
+
+namespace lockstep {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string Iso8601Now() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string HostName() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown-cpu";
+}
+
+std::string Slug(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+std::string ModeName(const Scenario& s) {
+  std::string mode = ToString(s.parallel.mode);
+  if (s.slices > 1) mode += "/slices=" + std::to_string(s.slices);
+  return mode;
+}
+
+// The last `max_lines` lines of a rank's captured output.
+std::string LogTail(const std::filesystem::path& file, size_t max_lines) {
+  std::ifstream in(file);
+  if (!in) return "";
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+    if (lines.size() > max_lines) lines.erase(lines.begin());
+  }
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+std::string PlatformFingerprint(const Scenario& scenario) {
+  const BuildInfo& b = GetBuildInfo();
+  const std::string device = scenario.backend == Backend::kNccl ? "gpu" : "cpu-" + Slug(CpuModel());
+  return "libtorch-" + b.torch_version + "_" + ToString(scenario.backend) + "_" + device;
+}
+
+ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
+    : options_(std::move(options)), listener_(listener) {}
+
+Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario& scenario,
+                                                                 const std::filesystem::path& dir,
+                                                                 bool reference, bool report_progress) {
+  LaunchSpec spec;
+  spec.kind = options_.launcher;
+  spec.ranks = reference ? 1 : scenario.ranks;
+  spec.trace_dir = dir / "traces";
+  spec.log_dir = dir / "logs";
+  spec.hang_timeout_s = scenario.hang_timeout_s;
+  spec.timeout_s = scenario.timeout_s;
+  spec.mpirun_args = options_.mpirun_args;
+  spec.rank_command = {options_.rank_program.string(), "--scenario", scenario.location.file, "--trace-dir",
+                       spec.trace_dir.string()};
+  if (options_.backend) spec.rank_command.insert(spec.rank_command.end(), {"--backend", ToString(*options_.backend)});
+  if (reference) spec.rank_command.push_back("--reference");
+  if (options_.fail_fast && !reference) spec.rank_command.push_back("--fail-fast");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);  // a previous run of the same scenario in this out dir
+  std::filesystem::create_directories(spec.trace_dir, ec);
+  std::filesystem::create_directories(spec.log_dir, ec);
+
+  ProgressCallback progress;
+  if (report_progress && listener_) {
+    progress = [this, &scenario](int rank, int64_t step) {
+      if (rank == 0) listener_->OnProgress(scenario.name, step, scenario.steps);
+    };
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, Launch(spec, progress));
+  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<RankTrace> traces, ReadTraceDir(spec.trace_dir, spec.ranks));
+  return LaunchOutput{std::move(report), std::move(traces)};
+}
+
+ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
+  const auto start = std::chrono::steady_clock::now();
+  Scenario scenario = input;
+  if (options_.backend) scenario.backend = *options_.backend;
+  if (options_.hang_timeout_s) scenario.hang_timeout_s = *options_.hang_timeout_s;
+  for (const auto& c : options_.extra_checks) {
+    if (!Contains(scenario.checks, c)) scenario.checks.push_back(c);
+  }
+
+  ScenarioResult result;
+  result.id = scenario.name;
+  result.file = scenario.location.file;
+  result.line = std::max(1, scenario.location.line);
+  result.description = scenario.description;
+  result.mode = ModeName(scenario);
+  result.backend = ToString(scenario.backend);
+  result.ranks = scenario.ranks;
+  result.steps = scenario.steps;
+  result.run_dir = scenario.name;
+  if (listener_) listener_->OnScenarioStart(scenario.name, scenario.ranks, scenario.steps);
+
+  auto finish = [&](ScenarioResult r) {
+    r.duration_s = Since(start);
+    if (listener_) listener_->OnScenarioEnd(r);
+    return r;
+  };
+
+  if (scenario.backend == Backend::kNccl && !GetBuildInfo().have_nccl) {
+    result.outcome = Outcome::kSkipped;
+    result.reason = "backend nccl: this build has no NCCL (configure with CUDA and NCCL present)";
+    return finish(result);
+  }
+
+  const std::filesystem::path dir = options_.out_dir / scenario.name;
+  Result<LaunchOutput> run = LaunchRanks(scenario, dir, /*reference=*/false, /*report_progress=*/true);
+  if (!run.ok()) {
+    result.outcome = Outcome::kError;
+    result.reason = run.status().ToString();
+    return finish(result);
+  }
+  const LaunchReport& launch = run->report;
+  for (int r = 0; r < scenario.ranks; ++r) {
+    std::string tail = LogTail(dir / "logs" / ("rank-" + std::to_string(r) + ".log"), 40);
+    if (!tail.empty()) result.rank_logs[r] = tail;
+  }
+  switch (launch.ending) {
+    case LaunchEnding::kLaunchFailed:
+      result.outcome = Outcome::kError;
+      result.reason = "the ranks could not be started: " + launch.message;
+      return finish(result);
+    case LaunchEnding::kInterrupted:
+      interrupted_ = true;
+      result.outcome = Outcome::kError;
+      result.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
+      result.series = BuildSeries(run->traces);
+      return finish(result);
+    case LaunchEnding::kTimeout:
+      result.outcome = Outcome::kTimeout;
+      result.reason = "ran past timeout_s = " + std::to_string(scenario.timeout_s) + " s; " + launch.message;
+      result.series = BuildSeries(run->traces);
+      return finish(result);
+    default:
+      break;
+  }
+
+  // Companion runs the checks need: the 1-rank reference and a repeat for determinism.
+  std::optional<LaunchOutput> reference, repeat;
+  std::vector<Finding> companion_errors;
+  auto companion = [&](const char* checker, const std::string& sub, bool ref, std::optional<LaunchOutput>* out) {
+    if (!Contains(scenario.checks, checker)) return;
+    Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, ref, false);
+    if (r.ok() && r->report.ending == LaunchEnding::kClean) {
+      *out = std::move(r).value();
+      return;
+    }
+    Finding f;
+    f.checker = checker;
+    f.outcome = FindingOutcome::kError;
+    f.message = "the " + sub + " run did not complete: " +
+                (r.ok() ? std::string(ToString(r->report.ending)) + " " + r->report.message : r.status().ToString());
+    companion_errors.push_back(f);
+  };
+  companion("reference", "reference", true, &reference);
+  companion("determinism", "repeat", false, &repeat);
+
+  CheckContext context{scenario, run->traces, launch};
+  context.reference = reference ? &reference->traces : nullptr;
+  context.repeat = repeat ? &repeat->traces : nullptr;
+  context.fixtures_dir = options_.fixtures_dir;
+  context.platform = PlatformFingerprint(scenario);
+
+  std::vector<Finding> findings;
+  for (const auto& name : scenario.checks) {
+    const auto checker_start = std::chrono::steady_clock::now();
+    CheckerVerdict verdict;
+    verdict.checker = name;
+    std::unique_ptr<Checker> checker = MakeChecker(name);
+    std::vector<Finding> found;
+    if (!checker) {
+      Finding f;
+      f.checker = name;
+      f.outcome = FindingOutcome::kError;
+      f.message = "no checker named '" + name + "'";
+      found.push_back(f);
+    } else {
+      bool companion_failed = false;
+      for (const auto& e : companion_errors) {
+        if (e.checker == name) {
+          found.push_back(e);
+          companion_failed = true;
+        }
+      }
+      if (!companion_failed) found = checker->Check(context);
+    }
+    verdict.duration_s = Since(checker_start);
+    findings.insert(findings.end(), found.begin(), found.end());
+    result.checkers.push_back(verdict);
+  }
+
+  ExpectationVerdict expectation = MatchExpectations(scenario.expect_fail, findings);
+  result.findings = std::move(findings);
+  result.outcome = expectation.outcome;
+  result.reason = expectation.reason;
+  // Each checker's own verdict, for JUnit's testcase-per-checker.
+  for (auto& verdict : result.checkers) {
+    bool failed = false, expected = false, error = false;
+    for (const auto& f : result.findings) {
+      if (f.checker != verdict.checker) continue;
+      failed |= f.outcome == FindingOutcome::kFail;
+      expected |= f.outcome == FindingOutcome::kExpected;
+      error |= f.outcome == FindingOutcome::kError;
+    }
+    verdict.outcome = error ? Outcome::kError : failed ? Outcome::kFail : expected ? Outcome::kXfail : Outcome::kPass;
+  }
+  result.series = BuildSeries(run->traces);
+  return finish(result);
+}
+
+RunResult ScenarioRunner::RunAll(const std::vector<Scenario>& scenarios) {
+  const auto start = std::chrono::steady_clock::now();
+  RunResult run;
+  run.context.versions = BuildInfoMap();
+  run.context.host = HostName();
+  run.context.git_sha = GetBuildInfo().git_sha;
+  run.context.backend = options_.backend ? ToString(*options_.backend) : "per-scenario";
+  run.context.launcher = ToString(options_.launcher);
+  run.context.command_line = options_.command_line;
+  run.context.started_at = Iso8601Now();
+  if (listener_) listener_->OnRunStart(run.context, static_cast<int>(scenarios.size()));
+  for (const auto& s : scenarios) {
+    if (interrupted_) {
+      ScenarioResult skipped;
+      skipped.id = s.name;
+      skipped.file = s.location.file;
+      skipped.outcome = Outcome::kSkipped;
+      skipped.reason = "not run: the run was interrupted";
+      run.scenarios.push_back(skipped);
+      continue;
+    }
+    run.scenarios.push_back(RunOne(s));
+  }
+  run.context.duration_s = Since(start);
+  if (listener_) listener_->OnRunEnd(run);
+  return run;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,60 @@
+// Loads scenario files (YAML) strictly: every mistake is reported, with its position, before
+// anything runs. The keys, their defaults and ranges are documented in docs/SCENARIOS.md.
+//
+// Per-folder defaults: a file named `lockstep.defaults.yaml` holds default values for the
+// scenario files in its folder and below (like lit's local config). The nearest one wins key by
+// key; the folders searched are the scenario file's own and its parents, up to and including the
+// nearest folder named `scenarios` or holding `.git`.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/scenario/scenario.h"
+
+namespace lockstep {
+
+inline constexpr std::string_view kDefaultsFileName = "lockstep.defaults.yaml";
+inline constexpr std::uintmax_t kMaxScenarioFileBytes = 1024 * 1024;
+
+// One problem in a scenario file. `location.line` is 0 when the problem is the path itself
+// (no such file, a folder without scenarios) rather than a place in a file.
+struct Diagnostic {
+  SourceLocation location;
+  std::string message;
+  // "path:line:col: message", or "path: message" without a position.
+  std::string ToString() const;
+};
+
+// What the build offers; filled by the caller (the CLI does it from build_info and
+// <torch/version.h>), so the loader itself depends on neither.
+struct LoadOptions {
+  bool sdpa_available = false;  // at::scaled_dot_product_attention exists (LibTorch >= 2.0)
+  bool nccl_available = false;  // informational: `backend: nccl` without NCCL is a skip at run time
+  std::string torch_version = "unknown";  // named in the message that rejects `attention: sdpa`
+};
+
+// Loads and validates one scenario file. On failure the returned status says how many errors
+// there were and `diagnostics` (which may be null) receives every one of them, in file order.
+Result<Scenario> LoadScenarioFile(const std::filesystem::path& file, const LoadOptions& options,
+                                  std::vector<Diagnostic>* diagnostics);
+
+// Loads files and folders. Folders are searched recursively for *.yaml and *.yml (hidden entries
+// and defaults files skipped) in sorted order; a folder with none is an error. The same file
+// named twice is loaded once; two scenarios with the same id are an error. Every file is loaded
+// even after an error, so that all diagnostics are reported at once.
+Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& paths, const LoadOptions& options,
+                                            std::vector<Diagnostic>* diagnostics);
+
+// The id of a scenario file that does not set `name`: its path under the nearest folder named
+// `scenarios`, without extension ("clean/ddp_mlp"), or the file stem elsewhere.
+std::string DefaultScenarioName(const std::filesystem::path& file);
+
+// Every key a scenario file may contain, as dotted paths ("model.heads", "inject[].rank"), in the
+// order the documentation lists them.
+std::vector<std::string> ScenarioKeyPaths();
+
+}  // namespace lockstep

@@ -1,0 +1,110 @@
+#include "harness/trace/digest.h"
+
+#include <algorithm>
+#include <cstring>
+#include <system_error>
+#include <thread>
+
+#include <xxhash.h>
+#ifdef LOCKSTEP_HAVE_XXH_DISPATCH
+#include <xxh_x86dispatch.h>
+#endif
+
+namespace lockstep {
+namespace {
+
+XXH128_hash_t Hash128(const void* data, size_t nbytes) {
+#ifdef LOCKSTEP_HAVE_XXH_DISPATCH
+  return XXH3_128bits_dispatch(data, nbytes);
+#else
+  return XXH3_128bits(data, nbytes);
+#endif
+}
+
+void HashChunkRange(const unsigned char* data, size_t nbytes, size_t first, size_t last,
+                    Digest128* out) {
+  for (size_t i = first; i < last; ++i) {
+    const size_t begin = i * kDigestChunkBytes;
+    const size_t len = std::min(kDigestChunkBytes, nbytes - begin);
+    out[i] = DigestChunk(data + begin, len);
+  }
+}
+
+void PutLittleEndian64(uint64_t v, unsigned char* out) {
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<unsigned char>(v >> (8 * b));
+}
+
+}  // namespace
+
+std::string DigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes) {
+  std::string d(dtype);
+  d.push_back('[');
+  for (size_t i = 0; i < ndim; ++i) {
+    if (i > 0) d.push_back(',');
+    d += std::to_string(dims[i]);
+  }
+  d += "]:";
+  d += std::to_string(nbytes);
+  return d;
+}
+
+Digest128 DigestChunk(const void* data, size_t nbytes) {
+  // XXH3 accepts a null pointer only with length 0; an empty tensor may have no storage at all.
+  static const unsigned char kEmpty = 0;
+  const XXH128_hash_t h = Hash128(nbytes == 0 ? &kEmpty : data, nbytes);
+  return Digest128{h.high64, h.low64};
+}
+
+Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor) {
+  // Serialized explicitly rather than memcpy'd so the byte order is the documented one on any host.
+  std::vector<unsigned char> bytes(chunks.size() * 16);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    PutLittleEndian64(chunks[i].low, &bytes[16 * i]);
+    PutLittleEndian64(chunks[i].high, &bytes[16 * i + 8]);
+  }
+  const XXH64_hash_t seed = XXH3_64bits(descriptor.data(), descriptor.size());
+  const XXH128_hash_t h = XXH3_128bits_withSeed(bytes.data(), bytes.size(), seed);
+  return Digest128{h.high64, h.low64};
+}
+
+Digest128 DigestBytes(const void* data, size_t nbytes, std::string_view dtype, const int64_t* dims,
+                      size_t ndim, int threads) {
+  const size_t nchunks = std::max<size_t>(1, (nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+  std::vector<Digest128> chunks(nchunks);
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  const size_t workers = std::min<size_t>(nchunks, static_cast<size_t>(std::max(threads, 1)));
+  if (workers <= 1 || nbytes == 0) {
+    HashChunkRange(bytes, nbytes, 0, nchunks, chunks.data());
+  } else {
+    // Contiguous chunk ranges: each thread streams through its own part of memory.
+    std::vector<std::thread> pool;
+    pool.reserve(workers - 1);
+    auto range_begin = [&](size_t w) { return nchunks * w / workers; };
+    for (size_t w = 1; w < workers; ++w) {
+      try {
+        pool.emplace_back(HashChunkRange, bytes, nbytes, range_begin(w), range_begin(w + 1), chunks.data());
+      } catch (const std::system_error&) {
+        // No thread to be had: this thread does that range itself; the digest is the same.
+        HashChunkRange(bytes, nbytes, range_begin(w), range_begin(w + 1), chunks.data());
+      }
+    }
+    HashChunkRange(bytes, nbytes, 0, range_begin(1), chunks.data());
+    for (auto& t : pool) t.join();
+  }
+  return CombineChunkDigests(chunks, DigestDescriptor(dtype, dims, ndim, nbytes));
+}
+
+Digest128 DigestBytes(const void* data, size_t nbytes, std::string_view dtype,
+                      const std::vector<int64_t>& shape, int threads) {
+  return DigestBytes(data, nbytes, dtype, shape.data(), shape.size(), threads);
+}
+
+const char* DigestImplementation() {
+#ifdef LOCKSTEP_HAVE_XXH_DISPATCH
+  return "XXH3_128bits_dispatch";
+#else
+  return "XXH3_128bits";
+#endif
+}
+
+}  // namespace lockstep

@@ -1,0 +1,48 @@
+// The content digest of a tensor's bytes, defined so that CPU threads and a GPU kernel compute
+// the same 128 bits (docs/TRACE.md#digest is the normative definition):
+//
+//   chunks   = the bytes cut into kDigestChunkBytes pieces, the last one shorter; at least one
+//              chunk, so an empty or small tensor is not a special case
+//   h[i]     = XXH3-128(chunk i), seed 0
+//   desc     = "<dtype>[<d0>,<d1>,...]:<byte count>"          e.g. "float32[64,32]:8192"
+//   digest   = XXH3-128 with seed XXH3-64(desc) over h[0] .. h[n-1], each as 16 bytes
+//              little-endian (low 64 bits first)
+//
+// Two levels let chunks be hashed in parallel (threads here, thread blocks on a GPU) while the
+// result stays independent of how the work was split; the descriptor makes dtype and shape part of
+// the digest, so a float32[2,2] and an int32[4] with equal bytes differ.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+inline constexpr size_t kDigestChunkBytes = size_t{1} << 20;
+
+// "float32[64,32]:8192"; a 0-d tensor is "float32[]:4".
+std::string DigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes);
+
+// Level 1: XXH3-128 of one chunk (seed 0).
+Digest128 DigestChunk(const void* data, size_t nbytes);
+
+// Level 2: combines the chunk digests (in chunk order) under the descriptor's seed.
+Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor);
+
+// The whole definition. `threads` > 1 hashes chunks on that many threads (at most one per chunk);
+// the result is the same for every thread count.
+Digest128 DigestBytes(const void* data, size_t nbytes, std::string_view dtype, const int64_t* dims,
+                      size_t ndim, int threads = 1);
+Digest128 DigestBytes(const void* data, size_t nbytes, std::string_view dtype,
+                      const std::vector<int64_t>& shape, int threads = 1);
+
+// Which XXH3 entry point this build uses: "XXH3_128bits_dispatch" (picks AVX2/AVX512 at run
+// time) or "XXH3_128bits" (whatever the library was compiled for, SSE2 on Debian).
+const char* DigestImplementation();
+
+}  // namespace lockstep

@@ -1,0 +1,31 @@
+// Digests and norms of LibTorch tensors for the trace (the definition is in digest.h). Kept apart
+// from lockstep_trace so that readers of traces never link LibTorch.
+#pragma once
+
+#include <torch/types.h>
+
+#include <string>
+
+#include "harness/core/status.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+// "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+// "complex64", "complex128"; other types get c10's name, lower-cased.
+std::string DtypeName(c10::ScalarType type);
+
+// The digest of the tensor's values in row-major order, over a contiguous CPU copy when the
+// tensor is not already one (views, transposes and device tensors digest like their contiguous
+// CPU equal). An undefined tensor digests as zero bytes of dtype "undefined". Throws c10::Error
+// only where LibTorch does (a failing device copy); MakeTensorRecord converts that to a Status.
+Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
+
+// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
+double TensorL2Norm(const torch::Tensor& tensor);
+
+// name, kind, digest, numel, dtype and norm of one tensor, ready for StepRecord::tensors.
+Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, const torch::Tensor& tensor,
+                                      bool replicated = true, int threads = 1);
+
+}  // namespace lockstep

@@ -1,0 +1,212 @@
+#include "harness/trace/trace_reader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "harness/trace/trace_writer.h"
+
+namespace lockstep {
+namespace {
+
+const std::filesystem::path kFixtures = std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "fixtures" / "traces";
+
+class TraceReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lockstep_trace_reader_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+            "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path Write(const std::string& name, const std::string& text) {
+    auto p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+  std::filesystem::path dir_;
+};
+
+const char* kHeader =
+    R"({"type":"header","schema":"lockstep.trace/1.0","rank":1,"world_size":2,"host":"h","pid":7})"
+    "\n";
+
+TEST_F(TraceReaderTest, ReadsUpToTheLastWholeRecordOfACutFile) {
+  std::string text = kHeader;
+  text += R"({"type":"step","step":0,"loss":"nan","grad_norm":"nan","lr":0.1,"wall_s":0.1,"tensors":[]})" "\n";
+  text += R"({"type":"step","step":1,"loss":0.5,"grad_norm":0.2,"lr":0.1,"wall_s":0.2,"tensors":[]})" "\n";
+  const std::string cut = R"({"type":"step","step":2,"loss":0.4,"gr)";
+  ASSERT_EQ(cut.size(), 38u);
+  text += cut;
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->truncated);
+  EXPECT_EQ(t->truncation_note, "rank-1.trace:4: last record cut (38 bytes)");
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_EQ(t->steps.back().step, 1);
+}
+
+TEST_F(TraceReaderTest, ARecordWithoutItsNewlineIsCut) {
+  std::string text = kHeader;
+  text += R"({"type":"heartbeat","step":4,"wall_s":2.5})";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->truncated);
+  EXPECT_EQ(t->last_heartbeat_s, 0.0);
+}
+
+TEST_F(TraceReaderTest, AnEmptyFileIsATruncatedEmptyTrace) {
+  auto t = ReadTrace(Write("rank-0.trace", ""));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->truncated);
+  EXPECT_TRUE(t->header.schema.empty());
+  EXPECT_NE(t->truncation_note.find("rank-0.trace"), std::string::npos);
+}
+
+TEST_F(TraceReaderTest, ACutHeaderIsATruncatedEmptyTrace) {
+  auto t = ReadTrace(Write("rank-0.trace", R"({"type":"header","schema":"lockst)"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->truncated);
+  EXPECT_EQ(t->truncation_note, "rank-0.trace:1: last record cut (33 bytes)");
+}
+
+TEST_F(TraceReaderTest, AnotherMajorVersionIsAnError) {
+  auto t = ReadTrace(Write("rank-0.trace", R"({"type":"header","schema":"lockstep.trace/2.0","rank":0})" "\n"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("major version 2"), std::string::npos) << t.status().message();
+}
+
+TEST_F(TraceReaderTest, ANewerMinorVersionWithUnknownFieldsAndRecordsReads) {
+  std::string text =
+      R"({"type":"header","schema":"lockstep.trace/1.7","rank":0,"world_size":1,"gpu_uuid":"x"})" "\n"
+      R"({"type":"power_sample","watts":300})" "\n"
+      R"({"type":"step","step":1,"loss":1.5,"grad_norm":0.5,"lr":0.1,"wall_s":1,"energy_j":12,)"
+      R"("tensors":[{"name":"w","kind":"param","digest":"000000000000000a000000000000000b","numel":4,)"
+      R"("dtype":"float32","norm":2,"replicated":true,"layout":"strided"}]})" "\n";
+  auto t = ReadTrace(Write("rank-0.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_FALSE(t->truncated);
+  EXPECT_EQ(t->header.schema, "lockstep.trace/1.7");
+  ASSERT_EQ(t->steps.size(), 1u);
+  ASSERT_EQ(t->steps[0].tensors.size(), 1u);
+  EXPECT_EQ(t->steps[0].tensors[0].digest, (Digest128{10, 11}));
+  EXPECT_EQ(t->steps[0].tensors[0].norm, 2.0);
+}
+
+TEST_F(TraceReaderTest, AFileThatIsNotATraceIsAnError) {
+  EXPECT_FALSE(ReadTrace(Write("a.trace", R"({"type":"step","step":1})" "\n")).ok());
+  EXPECT_FALSE(ReadTrace(Write("b.trace", R"({"type":"header","schema":"other/1.0"})" "\n")).ok());
+  EXPECT_FALSE(ReadTrace(Write("c.trace", "hello world\n")).ok());
+  EXPECT_FALSE(ReadTrace(dir_ / "does-not-exist.trace").ok());
+}
+
+TEST_F(TraceReaderTest, GarbageInTheMiddleIsAnErrorThatNamesTheLine) {
+  std::string text = kHeader;
+  text += "{not json}\n";
+  text += R"({"type":"heartbeat","step":1,"wall_s":1})" "\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("rank-1.trace:2"), std::string::npos) << t.status().message();
+}
+
+TEST_F(TraceReaderTest, AFieldOfTheWrongTypeIsAnErrorThatNamesTheLine) {
+  std::string text = kHeader;
+  text += R"({"type":"step","step":"three","tensors":[]})" "\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("rank-1.trace:2: bad trace record"), std::string::npos) << t.status().message();
+}
+
+TEST_F(TraceReaderTest, NullReadsAsNan) {
+  std::string text = kHeader;
+  text += R"({"type":"step","step":1,"loss":null,"grad_norm":1,"tensors":[]})" "\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(std::isnan(t->steps[0].loss));
+}
+
+TEST_F(TraceReaderTest, ReadTraceDirGivesMissingRanksAnEmptyTraceWithANote) {
+  TraceHeader h;
+  h.rank = 0;
+  h.world_size = 3;
+  {
+    auto w = TraceWriter::Open(dir_ / TraceFileName(0), h);
+    ASSERT_TRUE(w.ok());
+  }
+  h.rank = 2;
+  {
+    auto w = TraceWriter::Open(dir_ / TraceFileName(2), h);
+    ASSERT_TRUE(w.ok());
+  }
+  auto traces = ReadTraceDir(dir_, 3);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  ASSERT_EQ(traces->size(), 3u);
+  EXPECT_FALSE((*traces)[0].missing);
+  EXPECT_TRUE((*traces)[1].missing);
+  EXPECT_EQ((*traces)[1].header.rank, 1);
+  EXPECT_EQ((*traces)[1].truncation_note, "rank-1.trace: missing (the rank never started writing its trace)");
+  EXPECT_EQ((*traces)[2].header.rank, 2);
+}
+
+TEST_F(TraceReaderTest, ReadTraceDirRejectsAFileOfAnotherRank) {
+  TraceHeader h;
+  h.rank = 1;
+  auto w = TraceWriter::Open(dir_ / TraceFileName(0), h);
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(ReadTraceDir(dir_, 1).ok());
+  EXPECT_FALSE(ReadTraceDir(dir_, 0).ok());
+}
+
+TEST(TraceFixtureTest, CleanFourRankRunReads) {
+  auto traces = ReadTraceDir(kFixtures / "clean_4rank", 4);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  for (int r = 0; r < 4; ++r) {
+    const RankTrace& t = (*traces)[r];
+    EXPECT_EQ(t.header.rank, r);
+    EXPECT_EQ(t.header.backend, "mpi");
+    EXPECT_FALSE(t.truncated);
+    ASSERT_EQ(t.steps.size(), 6u);
+    EXPECT_TRUE(std::isnan(t.steps[0].loss));
+    EXPECT_EQ(t.steps[0].tensors.size(), 4u);   // params only at step 0
+    EXPECT_EQ(t.steps[5].tensors.size(), 12u);  // params, grads, momentum
+    EXPECT_EQ(t.collectives.size(), 14u);       // 4 broadcasts + 2 buckets x 5 steps
+    for (const auto& c : t.collectives) EXPECT_TRUE(c.end_s.has_value());
+    ASSERT_TRUE(t.footer.has_value());
+    EXPECT_EQ(t.footer->steps_completed, 5);
+    EXPECT_EQ(t.log_tail.size(), 1u);
+  }
+}
+
+TEST(TraceFixtureTest, TruncatedFixtureIsReadUpToItsLastWholeRecord) {
+  auto traces = ReadTraceDir(kFixtures / "truncated_rank1_step3", 2);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  EXPECT_FALSE((*traces)[0].truncated);
+  const RankTrace& t = (*traces)[1];
+  EXPECT_TRUE(t.truncated);
+  EXPECT_EQ(t.truncation_note, "rank-1.trace:30: last record cut (57 bytes)");
+  ASSERT_FALSE(t.steps.empty());
+  EXPECT_EQ(t.steps.back().step, 2);
+  EXPECT_FALSE(t.footer.has_value());
+}
+
+TEST(TraceFixtureTest, HangFixtureHasOpenCollectives) {
+  auto traces = ReadTraceDir(kFixtures / "hang_rank1_step3", 4);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  for (int r : {0, 2, 3}) {
+    const auto& c = (*traces)[r].collectives.back();
+    EXPECT_EQ(c.seq, 8u);
+    EXPECT_FALSE(c.end_s.has_value());
+  }
+  EXPECT_EQ((*traces)[1].collectives.back().seq, 7u);
+  EXPECT_TRUE((*traces)[1].collectives.back().end_s.has_value());
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,54 @@
+// Appends one rank's trace (schema lockstep.trace/1, docs/TRACE.md) as JSON lines. Every record
+// goes to the file descriptor with a single write(2) before the call returns, so it is in the
+// kernel's page cache and survives a SIGKILL of the rank a moment later (not a machine crash:
+// fsync per record would cost more than the step). No stdio buffering that a kill would lose.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "harness/core/status.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+// "rank-<r>.trace": the file name a rank writes in a scenario's run directory.
+std::string TraceFileName(int rank);
+
+class TraceWriter {
+ public:
+  // Creates (truncates) the file, creating missing parent directories, and writes the header
+  // with the current schema ("lockstep.trace/1.0", whatever header.schema says).
+  static Result<std::unique_ptr<TraceWriter>> Open(const std::filesystem::path& path, const TraceHeader& header);
+
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  Status WriteStep(const StepRecord& step);
+  // Written (and in the page cache) before the collective starts: a hang shows where it waits.
+  Status WriteCollectiveBegin(const CollectiveRecord& collective);
+  Status WriteCollectiveEnd(const std::string& group, uint64_t seq, double end_s);
+  Status WriteDiscovery(const DiscoveryRecord& discovery);
+  Status WriteHeartbeat(int64_t step, double wall_s);
+  Status WriteFooter(const TraceFooter& footer);
+  Status WriteLog(const std::string& line);
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  TraceWriter(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+  // Writes line_ (one whole record ending in '\n') with as few write(2) calls as the kernel allows.
+  Status Flush();
+
+  int fd_;
+  std::filesystem::path path_;
+  // Records may come from autograd hook threads as well as the training loop.
+  std::mutex mu_;
+  std::string line_;  // reused between records to avoid reallocating the step record
+};
+
+}  // namespace lockstep

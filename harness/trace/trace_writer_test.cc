@@ -1,0 +1,279 @@
+#include "harness/trace/trace_writer.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/trace/trace_reader.h"
+
+namespace lockstep {
+namespace {
+
+std::filesystem::path TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("lockstep_trace_writer_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::vector<std::string> Lines(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+TraceHeader Header(int rank) {
+  TraceHeader h;
+  h.rank = rank;
+  h.world_size = 4;
+  h.local_rank = rank;
+  h.slice = rank / 2;
+  h.host = "node-a";
+  h.pid = 4242;
+  h.device = "cpu";
+  h.backend = "mpi";
+  h.scenario_id = "ddp_mlp_basic";
+  h.scenario_digest = "abc123";
+  h.versions = {{"libtorch", "1.13.1"}, {"mpi", "Open MPI 4.1.4"}};
+  return h;
+}
+
+StepRecord Step(int64_t step, int tensors) {
+  StepRecord s;
+  s.step = step;
+  s.loss = step == 0 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / (step + 1);
+  s.grad_norm = step == 0 ? std::numeric_limits<double>::quiet_NaN() : 0.1 * step;
+  s.lr = 0.01;
+  s.wall_s = 0.5 * step;
+  for (int i = 0; i < tensors; ++i) {
+    TensorRecord t;
+    t.name = "blocks." + std::to_string(i / 4) + ".w" + std::to_string(i % 4);
+    t.kind = static_cast<TensorKind>(i % 4);
+    t.digest = Digest128{static_cast<uint64_t>(step * 1000 + i), ~static_cast<uint64_t>(i)};
+    t.numel = 64 * (i + 1);
+    t.dtype = "float32";
+    t.norm = 3.14159 * (i + 1) / 7.0;
+    t.replicated = (i % 5) != 4;
+    s.tensors.push_back(t);
+  }
+  return s;
+}
+
+TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
+  auto dir = TempDir("header");
+  auto w = TraceWriter::Open(dir / "sub" / TraceFileName(2), Header(2));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto lines = Lines(dir / "sub" / "rank-2.trace");
+  ASSERT_EQ(lines.size(), 1u);
+  auto j = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(j["type"], "header");
+  EXPECT_EQ(j["schema"], "lockstep.trace/1.0");
+  EXPECT_EQ(j["rank"], 2);
+  EXPECT_EQ(j["versions"]["libtorch"], "1.13.1");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
+  auto dir = TempDir("roundtrip");
+  auto path = dir / TraceFileName(1);
+  {
+    auto w = TraceWriter::Open(path, Header(1));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    TraceWriter& tw = **w;
+    ASSERT_TRUE(tw.WriteDiscovery({1, "startup", 0}).ok());
+    ASSERT_TRUE(tw.WriteStep(Step(0, 6)).ok());
+    CollectiveRecord c;
+    c.group = "world";
+    c.seq = 0;
+    c.op = "all_reduce";
+    c.dtype = "float32";
+    c.count = 1024;
+    c.reduce = "avg";
+    c.step = 1;
+    c.start_s = 0.25;
+    ASSERT_TRUE(tw.WriteCollectiveBegin(c).ok());
+    ASSERT_TRUE(tw.WriteCollectiveEnd("world", 0, 0.5).ok());
+    c.seq = 1;
+    c.op = "broadcast";
+    c.root = 0;
+    c.reduce = "";
+    ASSERT_TRUE(tw.WriteCollectiveBegin(c).ok());  // never ends: a hang
+    ASSERT_TRUE(tw.WriteStep(Step(1, 6)).ok());
+    ASSERT_TRUE(tw.WriteHeartbeat(1, 0.75).ok());
+    ASSERT_TRUE(tw.WriteLog("loss \"1.5\"\tdone\n\xff\xfe").ok());
+    ASSERT_TRUE(tw.WriteFooter({1, "ok"}).ok());
+  }
+  auto lines = Lines(path);
+  ASSERT_EQ(lines.size(), 10u);
+  for (const auto& l : lines) EXPECT_NO_THROW(nlohmann::json::parse(l)) << l;
+
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_FALSE(t->truncated);
+  EXPECT_EQ(t->header.rank, 1);
+  EXPECT_EQ(t->header.host, "node-a");
+  EXPECT_EQ(t->header.pid, 4242);
+  EXPECT_EQ(t->header.slice, 0);
+  EXPECT_EQ(t->header.versions.at("mpi"), "Open MPI 4.1.4");
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_TRUE(std::isnan(t->steps[0].loss));
+  EXPECT_TRUE(std::isnan(t->steps[0].grad_norm));
+  EXPECT_DOUBLE_EQ(t->steps[1].loss, 0.5);
+  const StepRecord expected = Step(1, 6);
+  ASSERT_EQ(t->steps[1].tensors.size(), expected.tensors.size());
+  for (size_t i = 0; i < expected.tensors.size(); ++i) {
+    const auto& a = t->steps[1].tensors[i];
+    const auto& b = expected.tensors[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.digest, b.digest);
+    EXPECT_EQ(a.numel, b.numel);
+    EXPECT_EQ(a.dtype, b.dtype);
+    EXPECT_EQ(a.norm, b.norm);  // exact: doubles are written in round-trip form
+    EXPECT_EQ(a.replicated, b.replicated);
+  }
+  ASSERT_EQ(t->collectives.size(), 2u);
+  EXPECT_EQ(t->collectives[0].op, "all_reduce");
+  EXPECT_EQ(t->collectives[0].reduce, "avg");
+  EXPECT_EQ(t->collectives[0].count, 1024);
+  ASSERT_TRUE(t->collectives[0].end_s.has_value());
+  EXPECT_EQ(*t->collectives[0].end_s, 0.5);
+  EXPECT_EQ(t->collectives[1].root, 0);
+  EXPECT_FALSE(t->collectives[1].end_s.has_value());
+  ASSERT_EQ(t->discoveries.size(), 1u);
+  EXPECT_EQ(t->discoveries[0].phase, "startup");
+  EXPECT_EQ(t->last_heartbeat_s, 0.75);
+  ASSERT_EQ(t->log_tail.size(), 1u);
+  EXPECT_EQ(t->log_tail[0], "loss \"1.5\"\tdone\n\xef\xbf\xbd\xef\xbf\xbd");  // invalid UTF-8 -> U+FFFD
+  ASSERT_TRUE(t->footer.has_value());
+  EXPECT_EQ(t->footer->steps_completed, 1);
+  EXPECT_EQ(t->footer->status, "ok");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceWriterTest, NonFiniteValuesKeepTheirKind) {
+  auto dir = TempDir("nonfinite");
+  auto path = dir / TraceFileName(0);
+  {
+    auto w = TraceWriter::Open(path, Header(0));
+    ASSERT_TRUE(w.ok());
+    StepRecord s = Step(3, 2);
+    s.loss = std::numeric_limits<double>::infinity();
+    s.grad_norm = -std::numeric_limits<double>::infinity();
+    s.tensors[1].norm = std::numeric_limits<double>::quiet_NaN();
+    ASSERT_TRUE((*w)->WriteStep(s).ok());
+  }
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_TRUE(std::isinf(t->steps[0].loss) && t->steps[0].loss > 0);
+  EXPECT_TRUE(std::isinf(t->steps[0].grad_norm) && t->steps[0].grad_norm < 0);
+  EXPECT_TRUE(std::isnan(t->steps[0].tensors[1].norm));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceWriterTest, RecordsFromManyThreadsStayWhole) {
+  auto dir = TempDir("threads");
+  auto path = dir / TraceFileName(0);
+  {
+    auto w = TraceWriter::Open(path, Header(0));
+    ASSERT_TRUE(w.ok());
+    TraceWriter* tw = w->get();
+    std::vector<std::thread> threads;
+    for (int g = 0; g < 4; ++g) {
+      threads.emplace_back([tw, g] {
+        for (uint64_t seq = 0; seq < 200; ++seq) {
+          CollectiveRecord c;
+          c.group = "g" + std::to_string(g);
+          c.seq = seq;
+          c.op = "all_reduce";
+          ASSERT_TRUE(tw->WriteCollectiveBegin(c).ok());
+          ASSERT_TRUE(tw->WriteCollectiveEnd(c.group, seq, 1.0).ok());
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->collectives.size(), 800u);
+  for (const auto& c : t->collectives) EXPECT_TRUE(c.end_s.has_value()) << c.group << " " << c.seq;
+  std::filesystem::remove_all(dir);
+}
+
+// A rank killed with SIGKILL right after WriteStep returned must leave that step in the file.
+TEST(TraceWriterTest, StepsSurviveSigkill) {
+  auto dir = TempDir("sigkill");
+  auto path = dir / TraceFileName(3);
+  std::filesystem::create_directories(dir);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto w = TraceWriter::Open(path, Header(3));
+    if (!w.ok()) ::_exit(2);
+    for (int64_t s = 0; s <= 3; ++s) {
+      if (!(*w)->WriteStep(Step(s, 50)).ok()) ::_exit(2);
+    }
+    CollectiveRecord c;
+    c.group = "world";
+    c.seq = 7;
+    c.op = "all_reduce";
+    c.step = 4;
+    if (!(*w)->WriteCollectiveBegin(c).ok()) ::_exit(2);
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_FALSE(t->truncated);
+  ASSERT_EQ(t->steps.size(), 4u);
+  EXPECT_EQ(t->steps.back().step, 3);
+  ASSERT_EQ(t->collectives.size(), 1u);
+  EXPECT_EQ(t->collectives[0].seq, 7u);
+  EXPECT_FALSE(t->collectives[0].end_s.has_value());
+  EXPECT_FALSE(t->footer.has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceWriterTest, OpenFailsWithAStatusOnAnUnwritablePath) {
+  auto w = TraceWriter::Open("/proc/self/no/such/dir/rank-0.trace", Header(0));
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kIoError);
+}
+
+// The per-step record of a few hundred tensors must cost well under a millisecond. Generous
+// bound (best of several) so a loaded CI machine does not flake; bench/trace_write_benchmark.cc
+// measures the real figure.
+TEST(TraceWriterTest, StepRecordOfThreeHundredTensorsIsCheap) {
+  auto dir = TempDir("speed");
+  auto w = TraceWriter::Open(dir / TraceFileName(0), Header(0));
+  ASSERT_TRUE(w.ok());
+  const StepRecord s = Step(5, 300);
+  double best_us = 1e9;
+  for (int i = 0; i < 20; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE((*w)->WriteStep(s).ok());
+    auto t1 = std::chrono::steady_clock::now();
+    best_us = std::min(best_us, std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  EXPECT_LT(best_us, 1000.0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lockstep

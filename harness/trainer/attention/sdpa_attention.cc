@@ -1,0 +1,32 @@
+#include "harness/trainer/attention/sdpa_attention.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+namespace lockstep {
+
+#if TORCH_VERSION_MAJOR >= 2
+
+bool SdpaAvailable() { return true; }
+
+torch::Tensor SdpaAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                            bool causal, double dropout_p, bool training) {
+  // Positional arguments only: 2.1 added `scale` and 2.5 `enable_gqa` after these, with defaults.
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{},
+                                          training ? dropout_p : 0.0, causal);
+}
+
+#else
+
+bool SdpaAvailable() { return false; }
+
+torch::Tensor SdpaAttention(const torch::Tensor& /*q*/, const torch::Tensor& /*k*/,
+                            const torch::Tensor& /*v*/, bool /*causal*/, double /*dropout_p*/,
+                            bool /*training*/) {
+  TORCH_CHECK(false, "sdpa attention: at::scaled_dot_product_attention needs LibTorch >= 2.0, this is "
+              TORCH_VERSION);
+}
+
+#endif
+
+}  // namespace lockstep

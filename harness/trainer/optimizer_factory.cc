@@ -1,0 +1,63 @@
+#include "harness/trainer/optimizer_factory.h"
+
+#include <type_traits>
+
+namespace lockstep {
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const OptimizerSpec& spec,
+                                                       std::vector<torch::Tensor> params) {
+  if (spec.kind == OptimizerKind::kAdamW) {
+    auto options = torch::optim::AdamWOptions(spec.lr)
+                       .betas(std::make_tuple(spec.beta1, spec.beta2))
+                       .eps(spec.eps)
+                       .weight_decay(spec.weight_decay);
+    return std::make_unique<torch::optim::AdamW>(std::move(params), options);
+  }
+  auto options = torch::optim::SGDOptions(spec.lr).momentum(spec.momentum).weight_decay(spec.weight_decay);
+  return std::make_unique<torch::optim::SGD>(std::move(params), options);
+}
+
+double LearningRate(const OptimizerSpec& spec, int64_t step) {
+  if (spec.warmup_steps <= 0 || step >= spec.warmup_steps) return spec.lr;
+  const int64_t s = step < 1 ? 1 : step;
+  return spec.lr * static_cast<double>(s) / static_cast<double>(spec.warmup_steps);
+}
+
+void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) {
+    auto& options = group.options();
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) sgd->lr(lr);
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&options)) adamw->lr(lr);
+  }
+}
+
+namespace {
+
+// LibTorch keyed optimizer state by the TensorImpl's address as a string up to 1.13 and by the
+// raw pointer later; pick the key the linked version uses.
+template <typename Map>
+auto StateKey(const torch::Tensor& param) {
+  using Key = typename std::decay_t<Map>::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    return c10::guts::to_string(param.unsafeGetTensorImpl());
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
+
+}  // namespace
+
+void VisitOptimizerState(torch::optim::Optimizer& optimizer, const torch::Tensor& param,
+                         const std::function<void(const std::string&, const torch::Tensor&)>& visit) {
+  auto& state = optimizer.state();
+  auto it = state.find(StateKey<decltype(state)>(param));
+  if (it == state.end()) return;
+  if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
+    if (sgd->momentum_buffer().defined()) visit("momentum_buffer", sgd->momentum_buffer());
+  } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+    visit("exp_avg", adamw->exp_avg());
+    visit("exp_avg_sq", adamw->exp_avg_sq());
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,88 @@
+#include "reports/console_reporter.h"
+
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reports/golden_file_testutil.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Replays a finished run through the listener, as the launcher would while it runs.
+void Replay(ConsoleReporter& console, const RunResult& result) {
+  console.OnRunStart(result.context, static_cast<int>(result.scenarios.size()));
+  for (const ScenarioResult& s : result.scenarios) {
+    console.OnScenarioStart(s.id, s.ranks, s.steps);
+    for (int64_t step = 1; step <= s.steps; ++step) console.OnProgress(s.id, step, s.steps);
+    console.OnScenarioEnd(s);
+  }
+  console.OnRunEnd(result);
+}
+
+TEST(ConsoleReporterTest, PlainLinesForLogs) {
+  std::ostringstream out;
+  ConsoleReporter console(out, /*interactive=*/false, [] { return 0.0; });
+  Replay(console, testing::LoadFixture("mixed"));
+  const std::string text = out.str();
+  EXPECT_THAT(text, Not(HasSubstr("\r")));
+  EXPECT_THAT(text, Not(HasSubstr("\033")));
+  EXPECT_THAT(text, HasSubstr("[ RUN  ] ddp_grad_not_reduced (4 ranks, 5 steps)\n"));
+  EXPECT_THAT(text, HasSubstr("[ PASS ] ddp_mlp_basic 3.2s\n"));
+  EXPECT_THAT(text, HasSubstr("[ FAIL ] ddp_grad_not_reduced: synced_grads step 3 tensor fc1.weight (grad) ranks [1] "
+                              "(+1 more)\n"));
+  EXPECT_THAT(text, HasSubstr("[ XFAIL] inject_skip_grad_allreduce 4.8s (expected: replica_weights step 3 tensor "
+                              "fc1.weight ranks [1])\n"));
+  EXPECT_THAT(text, HasSubstr("[ SKIP ] nccl_basic 0.0s: nccl backend needs a CUDA device; none found\n"));
+  EXPECT_THAT(text, EndsWith("1 passed, 5 failed, 1 xfail, 1 skipped\n"));
+  testing::ExpectMatchesGolden(text, "mixed.console.txt");
+}
+
+TEST(ConsoleReporterTest, ProgressBarOnATerminal) {
+  std::ostringstream out;
+  double now = 100.0;
+  ConsoleReporter console(out, /*interactive=*/true, [&now] { return now; });
+  console.OnRunStart(RunContext{}, 1);
+  console.OnScenarioStart("ddp", 2, 10);
+  now += 5.0;
+  console.OnProgress("ddp", 5, 10);
+  const std::string bar = out.str();
+  EXPECT_THAT(bar, EndsWith("\r\033[K[############............] ddp step 5/10 ETA 00:05"));
+
+  now += 0.01;  // too soon to redraw
+  console.OnProgress("ddp", 6, 10);
+  EXPECT_EQ(out.str(), bar);
+
+  now += 5.0;
+  console.OnProgress("ddp", 10, 10);
+  EXPECT_THAT(out.str(), EndsWith("ddp step 10/10 ETA 00:00"));
+
+  ScenarioResult done;
+  done.id = "ddp";
+  done.duration_s = 10.0;
+  console.OnScenarioEnd(done);
+  // The bar is erased before the end line, so the log reads like the plain one.
+  EXPECT_THAT(out.str(), EndsWith("ETA 00:00\r\033[K[ PASS ] ddp 10.0s\n"));
+}
+
+TEST(ConsoleReporterTest, SummaryCountsEveryFailureKind) {
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnRunEnd(testing::LoadFixture("mixed"));
+  EXPECT_EQ(out.str(),
+            "[==========] 8 scenarios ran in 49.2s\n"
+            "[  FAILED  ] ddp_grad_not_reduced (fail)\n"
+            "[  FAILED  ] inject_bitflip_missed (xpass)\n"
+            "[  FAILED  ] ddp_lr_blowup (fail)\n"
+            "[  FAILED  ] ddp_launch_error (error)\n"
+            "[  FAILED  ] ddp_hang (timeout)\n"
+            "1 passed, 5 failed, 1 xfail, 1 skipped\n");
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,446 @@
+#include "reports/html_reporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/chart_js.h"
+#include "reports/report_text.h"
+#include "reports/text_escape.h"
+
+namespace lockstep {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Rows of the divergence map: a model with thousands of divergent tensors would make the chart
+// unreadable; report.json keeps them all.
+constexpr size_t kMaxDivergenceRows = 200;
+constexpr size_t kMaxLogBytesPerRank = 16 * 1024;
+constexpr int kChartWidth = 900;
+
+// Inside <script type="application/json"> the HTML parser ends the element at "</script" and
+// treats "<!--" specially; escaping every <, > and & as \u00XX (valid JSON string escapes, and
+// these characters occur only inside strings) rules out both, "</" included.
+std::string ScriptSafeJson(const Json& json) {
+  const std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+bool ShowsTimeline(const ScenarioResult& s) {
+  if (s.series.last_collectives.empty()) return false;
+  if (s.outcome == Outcome::kTimeout) return true;
+  for (const Finding& f : s.findings) {
+    if (f.checker == "hang") return true;
+  }
+  for (const CollectiveSummary& c : s.series.last_collectives) {
+    if (!c.end_s) return true;
+  }
+  return false;
+}
+
+struct ChartData {
+  Json json;
+  size_t points = 0;
+};
+
+ChartData LossData(const ScenarioSeries& series) {
+  ChartData d;
+  d.json["steps"] = series.steps;
+  Json ranks = Json::array();
+  for (const auto& [rank, values] : series.loss_by_rank) {
+    Json list = Json::array();
+    for (double v : values) {
+      if (std::isfinite(v)) {
+        list.push_back(v);
+        ++d.points;
+      } else {
+        list.push_back(nullptr);  // a gap in the line (no loss before the first step)
+      }
+    }
+    ranks.push_back({{"rank", rank}, {"values", std::move(list)}});
+  }
+  d.json["ranks"] = std::move(ranks);
+  return d;
+}
+
+ChartData DivergenceData(const ScenarioSeries& series, size_t* rows_omitted) {
+  // Rows: the tensors that diverge somewhere, in model order.
+  std::set<std::string> divergent;
+  for (const DivergenceCell& c : series.divergent_cells) divergent.insert(c.tensor);
+  std::vector<std::string> rows;
+  for (const std::string& t : series.tensors) {
+    if (divergent.count(t) != 0) rows.push_back(t);
+  }
+  for (const DivergenceCell& c : series.divergent_cells) {  // labels not in the tensor list
+    if (std::find(rows.begin(), rows.end(), c.tensor) == rows.end()) rows.push_back(c.tensor);
+  }
+  *rows_omitted = rows.size() > kMaxDivergenceRows ? rows.size() - kMaxDivergenceRows : 0;
+  rows.resize(std::min(rows.size(), kMaxDivergenceRows));
+  const std::set<std::string> shown(rows.begin(), rows.end());
+
+  ChartData d;
+  Json cells = Json::array();
+  for (const DivergenceCell& c : series.divergent_cells) {
+    if (shown.count(c.tensor) == 0) continue;
+    Json groups = Json::array();
+    for (const auto& [ranks, digest] : c.groups) groups.push_back({{"ranks", ranks}, {"digest", digest}});
+    cells.push_back({{"x", c.step}, {"y", c.tensor}, {"groups", std::move(groups)}});
+    ++d.points;
+  }
+  d.json["tensors"] = rows;
+  d.json["cells"] = std::move(cells);
+  return d;
+}
+
+ChartData TimelineData(const ScenarioResult& s) {
+  const ScenarioSeries& series = s.series;
+  std::set<int> rank_set;
+  for (const auto& [rank, log] : series.loss_by_rank) rank_set.insert(rank);
+  for (const CollectiveSummary& c : series.last_collectives) rank_set.insert(c.rank);
+  double first = INFINITY, last = -INFINITY;
+  for (const CollectiveSummary& c : series.last_collectives) {
+    first = std::min(first, c.start_s);
+    last = std::max(last, c.end_s.value_or(c.start_s));
+  }
+  // A collective that never completed runs to the end of what was observed, and is never drawn
+  // narrower than 2% of the window, so that it stays visible.
+  const double min_width = std::max(1e-6, (last - first) * 0.02);
+  ChartData d;
+  Json labels = Json::array();
+  for (int r : rank_set) labels.push_back("rank " + std::to_string(r));
+  Json bars = Json::array();
+  for (const CollectiveSummary& c : series.last_collectives) {
+    const bool in_flight = !c.end_s.has_value();
+    double end = in_flight ? last : *c.end_s;
+    end = std::max(end, c.start_s + min_width);
+    bars.push_back({{"x", Json::array({c.start_s, end})},
+                    {"y", "rank " + std::to_string(c.rank)},
+                    {"group", c.group},
+                    {"seq", c.seq},
+                    {"op", c.op},
+                    {"step", c.step},
+                    {"in_flight", in_flight}});
+    ++d.points;
+  }
+  d.json["ranks"] = std::move(labels);
+  d.json["bars"] = std::move(bars);
+  return d;
+}
+
+const char* OutcomeClass(Outcome o) {
+  if (IsFailure(o)) return "bad";
+  if (o == Outcome::kSkipped) return "skip";
+  return "good";
+}
+
+std::string Canvas(const std::string& id, int height, size_t points, const std::string& label) {
+  return "<canvas id=\"" + id + "\" width=\"" + std::to_string(kChartWidth) + "\" height=\"" +
+         std::to_string(height) + "\" data-points=\"" + std::to_string(points) + "\" role=\"img\" aria-label=\"" +
+         HtmlEscape(label) + "\"></canvas>\n";
+}
+
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #1b1b1b; padding: 0 1em; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+h3 { font-size: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.num { text-align: right; }
+.good { color: #1a7f37; font-weight: 600; } .bad { color: #cf222e; font-weight: 600; } .skip { color: #6e7781; font-weight: 600; }
+.note { color: #57606a; font-size: 0.9em; }
+pre { background: #f6f8fa; padding: 0.5em; overflow-x: auto; max-height: 24em; font-size: 0.85em; }
+canvas { display: block; margin: 0.5em 0; }
+)css";
+
+// Draws every chart from the JSON blob. No clock, no animation, fixed sizes: the page renders
+// the same way every time (screenshots in browser tests). Kept to ES5 so any browser runs it.
+constexpr const char* kRenderScript = R"js(
+(function () {
+  'use strict';
+  var charts = [];
+  window.lockstepCharts = charts;
+  window.lockstepRendered = false;
+  if (typeof Chart === 'undefined') {
+    document.body.setAttribute('data-chart-js', 'missing');
+    return;
+  }
+  var data = JSON.parse(document.getElementById('lockstep-data').textContent);
+  var palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+                 '#bcbd22', '#17becf'];
+  function color(i) { return palette[i % palette.length]; }
+  function countPoints(chart) {
+    var n = 0;
+    chart.data.datasets.forEach(function (ds) {
+      ds.data.forEach(function (p) { if (p !== null && p !== undefined) { n++; } });
+    });
+    return n;
+  }
+  function draw(id, kind, config) {
+    var canvas = document.getElementById(id);
+    if (!canvas) { return; }
+    config.options.animation = false;
+    config.options.responsive = false;
+    var chart = new Chart(canvas, config);
+    var points = countPoints(chart);
+    canvas.setAttribute('data-drawn', String(points));
+    charts.push({id: id, kind: kind, points: points, chart: chart});
+  }
+  data.scenarios.forEach(function (s) {
+    if (s.loss) {
+      draw('loss-' + s.index, 'loss', {
+        type: 'line',
+        data: {
+          labels: s.loss.steps,
+          datasets: s.loss.ranks.map(function (r, i) {
+            return {label: 'rank ' + r.rank, data: r.values, borderColor: color(i), backgroundColor: color(i),
+                    borderWidth: 1.5, pointRadius: 2, spanGaps: false};
+          })
+        },
+        options: {
+          plugins: {title: {display: true, text: 'Loss per rank'}},
+          scales: {x: {title: {display: true, text: 'step'}}, y: {title: {display: true, text: 'loss'}}}
+        }
+      });
+    }
+    if (s.divergence) {
+      draw('divergence-' + s.index, 'divergence', {
+        type: 'scatter',
+        data: {datasets: [{label: 'ranks disagree', data: s.divergence.cells, pointStyle: 'rect', pointRadius: 6,
+                           pointHoverRadius: 8, backgroundColor: '#d62728', borderColor: '#8b0000'}]},
+        options: {
+          plugins: {
+            title: {display: true, text: 'Divergence map: cells where ranks hold different tensors'},
+            legend: {display: false},
+            tooltip: {callbacks: {
+              title: function (items) { return 'step ' + items[0].raw.x + ', ' + items[0].raw.y; },
+              label: function (item) {
+                return item.raw.groups.map(function (g) {
+                  return 'ranks [' + g.ranks.join(', ') + ']: ' + g.digest;
+                });
+              }
+            }}
+          },
+          scales: {
+            x: {type: 'linear', title: {display: true, text: 'step'}, ticks: {precision: 0},
+                suggestedMin: s.divergence.min_step, suggestedMax: s.divergence.max_step},
+            y: {type: 'category', labels: s.divergence.tensors, offset: true, title: {display: true, text: 'tensor'}}
+          }
+        }
+      });
+    }
+    if (s.timeline) {
+      var done = s.timeline.bars.filter(function (b) { return !b.in_flight; });
+      var stuck = s.timeline.bars.filter(function (b) { return b.in_flight; });
+      draw('timeline-' + s.index, 'timeline', {
+        type: 'bar',
+        data: {
+          labels: s.timeline.ranks,
+          datasets: [
+            {label: 'completed', data: done, backgroundColor: '#1f77b4', grouped: false, barPercentage: 0.6},
+            {label: 'never completed', data: stuck, backgroundColor: '#d62728', grouped: false, barPercentage: 0.6}
+          ]
+        },
+        options: {
+          indexAxis: 'y',
+          plugins: {
+            title: {display: true, text: 'Last collectives per rank'},
+            tooltip: {callbacks: {label: function (item) {
+              var b = item.raw;
+              return b.op + ' ' + b.group + ' seq ' + b.seq + ' (step ' + b.step + ')' +
+                     (b.in_flight ? ', never completed' : '');
+            }}}
+          },
+          scales: {x: {type: 'linear', title: {display: true, text: 'seconds since rank start'}},
+                   y: {type: 'category'}}
+        }
+      });
+    }
+  });
+  window.lockstepRendered = true;
+})();
+)js";
+
+void ContextTable(std::ostream& out, const RunResult& result) {
+  const RunContext& c = result.context;
+  out << "<table id=\"context\">\n";
+  auto row = [&out](const std::string& key, const std::string& value) {
+    if (value.empty()) return;
+    out << "<tr><th>" << HtmlEscape(key) << "</th><td>" << HtmlEscape(value) << "</td></tr>\n";
+  };
+  row("host", c.host);
+  row("git sha", c.git_sha);
+  row("backend", c.backend);
+  row("launcher", c.launcher);
+  row("command line", c.command_line);
+  row("started at", c.started_at);
+  row("duration", FormatSeconds(c.duration_s));
+  for (const auto& [key, value] : c.versions) row(key, value);
+  out << "</table>\n";
+}
+
+void SummaryTable(std::ostream& out, const RunResult& result) {
+  out << "<table id=\"summary\">\n<tr><th>Scenario</th><th>Outcome</th><th>Ranks</th><th>Steps</th>"
+         "<th>Duration</th><th>First finding</th></tr>\n";
+  for (size_t i = 0; i < result.scenarios.size(); ++i) {
+    const ScenarioResult& s = result.scenarios[i];
+    std::string first;
+    if (const Finding* f = KeyFinding(s)) {
+      first = FindingHeadline(*f);
+      if (!f->message.empty()) first += ": " + f->message;
+    } else {
+      first = s.reason;
+    }
+    out << "<tr><td><a href=\"#scenario-" << i << "\">" << HtmlEscape(s.id) << "</a></td><td class=\""
+        << OutcomeClass(s.outcome) << "\">" << OutcomeWord(s.outcome) << "</td><td class=\"num\">" << s.ranks
+        << "</td><td class=\"num\">" << s.steps << "</td><td class=\"num\">" << FormatSeconds(s.duration_s)
+        << "</td><td>" << HtmlEscape(TruncateUtf8(first, 400)) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void FindingsTable(std::ostream& out, const ScenarioResult& s) {
+  if (s.findings.empty()) return;
+  out << "<h3>Findings</h3>\n<table class=\"findings\">\n<tr><th>Checker</th><th>Outcome</th><th>Step</th>"
+         "<th>Tensor</th><th>Ranks</th><th>Message</th></tr>\n";
+  for (const Finding& f : s.findings) {
+    std::string message = f.message;
+    for (const auto& [key, value] : f.details) message += "\n" + key + ": " + value;
+    if (f.tensors.size() > 1) {
+      message += "\ntensors:";
+      for (const std::string& t : f.tensors) message += " " + t;
+    }
+    out << "<tr><td>" << HtmlEscape(f.checker) << "</td><td class=\""
+        << (f.outcome == FindingOutcome::kExpected ? "good" : "bad") << "\">" << ToString(f.outcome)
+        << "</td><td class=\"num\">" << (f.step ? std::to_string(*f.step) : "") << "</td><td>"
+        << HtmlEscape(f.tensor) << "</td><td>" << (f.ranks.empty() ? "" : RanksText(f.ranks)) << "</td><td>"
+        << "<pre>" << HtmlEscape(message) << "</pre></td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void Verdicts(std::ostream& out, const ScenarioResult& s) {
+  if (s.checkers.empty()) return;
+  out << "<p class=\"note\">Checkers: ";
+  for (size_t i = 0; i < s.checkers.size(); ++i) {
+    const CheckerVerdict& v = s.checkers[i];
+    out << (i ? ", " : "") << HtmlEscape(v.checker) << " <span class=\"" << OutcomeClass(v.outcome) << "\">"
+        << ToString(v.outcome) << "</span>";
+  }
+  out << "</p>\n";
+}
+
+void RankLogs(std::ostream& out, const ScenarioResult& s) {
+  for (const auto& [rank, log] : s.rank_logs) {
+    out << "<details><summary>rank " << rank << " output</summary><pre>"
+        << HtmlEscape(TailUtf8(log, kMaxLogBytesPerRank)) << "</pre></details>\n";
+  }
+}
+
+}  // namespace
+
+Status HtmlReporter::Render(const RunResult& result, std::ostream& out) const {
+  const OutcomeCounts counts = CountOutcomes(result);
+  Json blob;
+  Json scenarios = Json::array();
+
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // An empty icon: no favicon request, so a file:// page logs no failed load.
+      << "<link rel=\"icon\" href=\"data:,\">\n"
+      << "<title>lockstep: " << HtmlEscape(SummaryLine(counts)) << "</title>\n"
+      << "<style>" << kStyle << "</style>\n";
+  if (options_.inline_chart_js) {
+    out << "<script>\n" << ChartJsSource() << "\n</script>\n";
+  } else {
+    out << "<script>/* Chart.js left out (HtmlReporterOptions::inline_chart_js = false) */</script>\n";
+  }
+  out << "</head>\n<body>\n";
+  out << "<h1>lockstep: " << HtmlEscape(SummaryLine(counts)) << "</h1>\n";
+  ContextTable(out, result);
+  SummaryTable(out, result);
+
+  for (size_t i = 0; i < result.scenarios.size(); ++i) {
+    const ScenarioResult& s = result.scenarios[i];
+    Json entry;
+    entry["index"] = i;
+    out << "<section class=\"scenario\" id=\"scenario-" << i << "\">\n";
+    out << "<h2>" << HtmlEscape(s.id) << " <span class=\"" << OutcomeClass(s.outcome) << "\">"
+        << OutcomeWord(s.outcome) << "</span></h2>\n";
+    out << "<p class=\"note\">" << HtmlEscape(s.file) << ":" << s.line;
+    for (const std::string& part : {s.mode, s.backend}) {
+      if (!part.empty()) out << " &middot; " << HtmlEscape(part);
+    }
+    out << " &middot; " << s.ranks << " ranks &middot; " << s.steps << " steps &middot; "
+        << FormatSeconds(s.duration_s);
+    if (!s.run_dir.empty()) out << " &middot; traces in " << HtmlEscape(s.run_dir);
+    out << "</p>\n";
+    if (!s.description.empty()) out << "<p>" << HtmlEscape(s.description) << "</p>\n";
+    if (!s.reason.empty()) out << "<p><b>Reason:</b> " << HtmlEscape(s.reason) << "</p>\n";
+    Verdicts(out, s);
+    FindingsTable(out, s);
+
+    const ScenarioSeries& series = s.series;
+    if (!series.steps.empty() && !series.loss_by_rank.empty()) {
+      ChartData loss = LossData(series);
+      out << Canvas("loss-" + std::to_string(i), 300, loss.points, "loss per rank per step");
+      entry["loss"] = std::move(loss.json);
+    } else {
+      out << "<p class=\"note\">No loss values recorded.</p>\n";
+    }
+    if (!series.divergent_cells.empty()) {
+      size_t rows_omitted = 0;
+      ChartData div = DivergenceData(series, &rows_omitted);
+      const size_t rows = div.json["tensors"].size();
+      div.json["min_step"] = series.steps.empty() ? 0 : series.steps.front();
+      div.json["max_step"] = series.steps.empty() ? 0 : series.steps.back();
+      out << Canvas("divergence-" + std::to_string(i), 90 + 18 * static_cast<int>(rows), div.points,
+                    "divergence map: step by tensor");
+      if (rows_omitted > 0 || series.divergent_cells_omitted > 0) {
+        out << "<p class=\"note\">Divergence map shows " << rows << " tensors";
+        if (rows_omitted > 0) out << " (" << rows_omitted << " more diverge)";
+        if (series.divergent_cells_omitted > 0) {
+          out << "; " << series.divergent_cells_omitted << " later divergent cells were not recorded (cap)";
+        }
+        out << ". report.json has the recorded cells.</p>\n";
+      }
+      entry["divergence"] = std::move(div.json);
+    } else if (!series.tensors.empty()) {
+      out << "<p class=\"note\">Divergence map: all " << series.tensors.size()
+          << " replicated tensors agree across ranks at every recorded step.</p>\n";
+    }
+    if (ShowsTimeline(s)) {
+      ChartData timeline = TimelineData(s);
+      const int ranks = static_cast<int>(timeline.json["ranks"].size());
+      out << Canvas("timeline-" + std::to_string(i), 90 + 32 * ranks, timeline.points,
+                    "timeline of the last collectives per rank");
+      entry["timeline"] = std::move(timeline.json);
+    }
+    RankLogs(out, s);
+    out << "</section>\n";
+    scenarios.push_back(std::move(entry));
+  }
+
+  blob["scenarios"] = std::move(scenarios);
+  out << "<script type=\"application/json\" id=\"lockstep-data\">" << ScriptSafeJson(blob) << "</script>\n";
+  out << "<script>" << kRenderScript << "</script>\n</body>\n</html>\n";
+  if (!out) return IoError("html reporter: write failed");
+  return Status::Ok();
+}
+
+}  // namespace lockstep

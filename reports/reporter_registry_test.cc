@@ -1,0 +1,89 @@
+#include "reports/reporter_registry.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reports/golden_file_testutil.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FailingReporter : public Reporter {
+ public:
+  std::string name() const override { return "failing"; }
+  Status Render(const RunResult&, std::ostream& out) const override {
+    out << "half a report";
+    return InternalError("render broke half-way");
+  }
+};
+
+std::string TempDir() {
+  const std::string dir = std::string(LOCKSTEP_BINARY_DIR) + "/reports_test_registry/" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ReporterRegistryTest, KnowsEveryFormat) {
+  EXPECT_THAT(ReporterNames(), ElementsAre("json", "junit", "markdown", "html"));
+  for (const std::string& name : ReporterNames()) {
+    Result<std::unique_ptr<Reporter>> r = MakeReporter(name);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)->name(), name);
+  }
+}
+
+TEST(ReporterRegistryTest, UnknownFormatListsTheKnownOnes) {
+  Result<std::unique_ptr<Reporter>> r = MakeReporter("xml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown report format \"xml\" (known: json, junit, markdown, html)"));
+}
+
+TEST(ReporterRegistryTest, WritesAtomically) {
+  const std::string path = TempDir() + "/report.txt";
+  ASSERT_TRUE(WriteFileAtomically(path, "first").ok());
+  EXPECT_EQ(testing::ReadFileOrEmpty(path), "first");
+  ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
+  EXPECT_EQ(testing::ReadFileOrEmpty(path), "second");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST(ReporterRegistryTest, FailedRenderKeepsTheOldReport) {
+  const std::string path = TempDir() + "/kept.txt";
+  ASSERT_TRUE(WriteFileAtomically(path, "the previous report").ok());
+  Status s = RenderToFile(FailingReporter(), RunResult{}, path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("render broke half-way"));
+  EXPECT_EQ(testing::ReadFileOrEmpty(path), "the previous report");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST(ReporterRegistryTest, RenderToFileWritesEachFormat) {
+  const RunResult result = testing::LoadFixture("mixed");
+  for (const std::string& name : ReporterNames()) {
+    auto reporter = MakeReporter(name);
+    ASSERT_TRUE(reporter.ok());
+    const std::string path = TempDir() + "/mixed." + name;
+    ASSERT_TRUE(RenderToFile(**reporter, result, path).ok()) << name;
+    std::ostringstream expected;
+    ASSERT_TRUE((*reporter)->Render(result, expected).ok());
+    EXPECT_EQ(testing::ReadFileOrEmpty(path), expected.str()) << name;
+  }
+}
+
+TEST(ReporterRegistryTest, UnwritablePathIsAnIoError) {
+  Status s = WriteFileAtomically("/nonexistent-dir/report.json", "x");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_THAT(s.message(), HasSubstr("/nonexistent-dir/report.json.tmp"));
+}
+
+}  // namespace
+}  // namespace lockstep
