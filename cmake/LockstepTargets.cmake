@@ -22,6 +22,9 @@ function(lockstep_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  # Tests may reuse a library's precompiled LibTorch header; GCC accepts it only when compiled with
+  # the same -fPIC the libraries use (executables default to -fPIE).
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fPIC>)
   target_compile_definitions(${name} PRIVATE
     LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LOCKSTEP_BINARY_DIR="${PROJECT_BINARY_DIR}")
   lockstep_warnings(${name})
@@ -43,6 +46,7 @@ function(lockstep_mpi_test name)
   if(NOT TARGET ${name})
     add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/mpi_gtest_main.cc)
     target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock MPI::MPI_C)
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fPIC>)
     target_compile_definitions(${name} PRIVATE
       LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LOCKSTEP_BINARY_DIR="${PROJECT_BINARY_DIR}")
     lockstep_warnings(${name})

@@ -168,6 +168,36 @@ pre { background: #f6f8fa; padding: 0.5em; overflow-x: auto; max-height: 24em; f
 canvas { display: block; margin: 0.5em 0; }
 )css";
 
+// Runs first, before Chart.js: every uncaught error, unhandled rejection and console.error/warn
+// of the page is counted on <html data-errors="N"> and listed in the hidden #lockstep-errors, so
+// that a headless browser's --dump-dom shows them (tests/html_browser_test). It has an id so that
+// tools looking for the page's plain <script> elements (Chart.js, the render script) skip it.
+constexpr const char* kErrorCaptureScript = R"js(
+(function () {
+  'use strict';
+  var errors = [];
+  window.lockstepErrors = errors;
+  document.documentElement.setAttribute('data-errors', '0');
+  function record(text) {
+    errors.push(String(text));
+    document.documentElement.setAttribute('data-errors', String(errors.length));
+    var list = document.getElementById('lockstep-errors');
+    if (list) { list.textContent = errors.join('\n'); }
+  }
+  window.addEventListener('error', function (e) {
+    record('error: ' + e.message + ' (' + e.filename + ':' + e.lineno + ')');
+  });
+  window.addEventListener('unhandledrejection', function (e) { record('unhandled rejection: ' + e.reason); });
+  ['error', 'warn'].forEach(function (level) {
+    var original = console[level];
+    console[level] = function () {
+      record('console.' + level + ': ' + Array.prototype.join.call(arguments, ' '));
+      return original.apply(console, arguments);
+    };
+  });
+})();
+)js";
+
 // Draws every chart from the JSON blob. No clock, no animation, fixed sizes: the page renders
 // the same way every time (screenshots in browser tests). Kept to ES5 so any browser runs it.
 constexpr const char* kRenderScript = R"js(
@@ -273,6 +303,11 @@ constexpr const char* kRenderScript = R"js(
     }
   });
   window.lockstepRendered = true;
+  // What a browser test reads from the DOM after the script ran: rendered, and how many charts.
+  document.body.setAttribute('data-rendered', 'true');
+  document.body.setAttribute('data-charts', String(charts.length));
+  var list = document.getElementById('lockstep-errors');
+  if (list && window.lockstepErrors) { list.textContent = window.lockstepErrors.join('\n'); }
 })();
 )js";
 
@@ -364,13 +399,14 @@ Status HtmlReporter::Render(const RunResult& result, std::ostream& out) const {
       // An empty icon: no favicon request, so a file:// page logs no failed load.
       << "<link rel=\"icon\" href=\"data:,\">\n"
       << "<title>lockstep: " << HtmlEscape(SummaryLine(counts)) << "</title>\n"
-      << "<style>" << kStyle << "</style>\n";
+      << "<style>" << kStyle << "</style>\n"
+      << "<script id=\"lockstep-error-capture\">" << kErrorCaptureScript << "</script>\n";
   if (options_.inline_chart_js) {
     out << "<script>\n" << ChartJsSource() << "\n</script>\n";
   } else {
     out << "<script>/* Chart.js left out (HtmlReporterOptions::inline_chart_js = false) */</script>\n";
   }
-  out << "</head>\n<body>\n";
+  out << "</head>\n<body>\n<pre id=\"lockstep-errors\" hidden></pre>\n";
   out << "<h1>lockstep: " << HtmlEscape(SummaryLine(counts)) << "</h1>\n";
   ContextTable(out, result);
   SummaryTable(out, result);

@@ -6,7 +6,10 @@
 // For browser tests the page is deterministic (no clock, no animation, fixed canvas sizes); every
 // chart canvas has an id ("loss-0", "divergence-0", "timeline-0") and a data-points attribute,
 // and after drawing, window.lockstepCharts lists {id, kind, points} of each chart drawn and
-// window.lockstepRendered is true.
+// window.lockstepRendered is true. In the DOM, for headless browsers' --dump-dom: <html
+// data-errors="N"> counts the page's uncaught errors and console errors/warnings (listed in the
+// hidden <pre id="lockstep-errors">), and <body data-rendered="true" data-charts="N"> is set once
+// every chart was drawn.
 #pragma once
 
 #include "reports/reporter.h"

@@ -96,9 +96,9 @@ TEST(HtmlReporterTest, ChartsCarryTheirData) {
 
 TEST(HtmlReporterTest, HostileNamesCannotEscape) {
   const std::string html = Render(testing::LoadFixture("hostile"));
-  // Only the three script elements the reporter writes: library, data, renderer.
-  EXPECT_EQ(Count(html, "<script"), 3u);
-  EXPECT_EQ(Count(html, "</script"), 3u);
+  // Only the four script elements the reporter writes: error capture, library, data, renderer.
+  EXPECT_EQ(Count(html, "<script"), 4u);
+  EXPECT_EQ(Count(html, "</script"), 4u);
   EXPECT_EQ(Count(html, "<!--"), 0u);
   EXPECT_THAT(html, HasSubstr("bad&amp;name"));
   EXPECT_THAT(html, HasSubstr("&lt;/script&gt;&lt;!--&lt;script&gt;"));

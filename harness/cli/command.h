@@ -47,7 +47,9 @@ std::string VersionText(const CommandEnvironment& env);
 Command AddValidateCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddListCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddRunCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReportCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddReproCommand(CLI::App& app, const CommandEnvironment& env);
 
 }  // namespace lockstep

@@ -25,8 +25,10 @@ int main(int argc, char** argv) {
         AddValidateCommand(app, env),
         AddListCommand(app, env),
         AddRunCommand(app, env),
+        AddSelftestCommand(app, env),
         AddReportCommand(app, env),
         AddDiffCommand(app, env),
+        AddReproCommand(app, env),
     };
     // Set after the subcommands so that they do not inherit it.
     app.footer(

@@ -36,8 +36,8 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
       ->capture_default_str();
   cmd->add_option("--launcher", flags->launcher,
                   "How ranks start: mpirun (default), srun (Slurm, --mpi=pmix), local (torchrun-style "
-                  "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)",
-                  true)
+                  "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)")
+      ->capture_default_str()
       ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
   cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));

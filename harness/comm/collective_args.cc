@@ -1,6 +1,6 @@
 #include "harness/comm/collective_args.h"
 
-#include "harness/comm/dtype_name.h"
+#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 namespace {

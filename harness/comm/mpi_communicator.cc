@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "harness/comm/collective_args.h"
-#include "harness/comm/dtype_name.h"
+#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 namespace {

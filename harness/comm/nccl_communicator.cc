@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/comm/collective_args.h"
-#include "harness/comm/dtype_name.h"
+#include "harness/trace/dtype_name.h"
 #include "harness/comm/mpi_communicator.h"
 #include "harness/comm/rendezvous_store.h"
 

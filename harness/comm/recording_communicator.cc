@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "harness/comm/dtype_name.h"
+#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 
@@ -32,13 +32,11 @@ CollectiveFingerprint RecordingCommunicator::Fingerprint(CollectiveOp op, const 
 
 template <typename Call>
 Status RecordingCommunicator::Record(const CollectiveFingerprint& fp, Call&& call) {
+  // The hook runs before the begin record: a rank that a hang injection blocks here never
+  // entered the collective, and its trace must say so.
+  const bool run = hooks_ == nullptr || hooks_->BeforeCollective(fp, step());
   if (listener_ != nullptr) listener_->OnCollectiveBegin(fp);
-  Status status;
-  if (hooks_ != nullptr && !hooks_->BeforeCollective(fp, step())) {
-    status = Status(StatusCode::kOk, kSkippedNote);
-  } else {
-    status = call();
-  }
+  Status status = run ? call() : Status(StatusCode::kOk, kSkippedNote);
   if (listener_ != nullptr) listener_->OnCollectiveEnd(fp, status);
   // The note is for the record; the caller sees a plain ok, as the skipping rank's code would.
   return status.ok() ? Status::Ok() : status;

@@ -90,8 +90,8 @@ void FirstDifferenceText(std::ostream& out, const ScenarioDiff& s) {
   }
   if (t.per_rank.size() > kMaxRankLines) out << "      ... and " << t.per_rank.size() - kMaxRankLines << " more ranks\n";
   if (step.tensors.size() > 1) {
-    out << "    " << Plural(static_cast<int64_t>(step.tensors.size() - 1), "more tensor") << " differ at step "
-        << step.step << ":";
+    out << "    also different at step " << step.step << " ("
+        << Plural(static_cast<int64_t>(step.tensors.size() - 1), "more tensor") << "):";
     for (size_t i = 1; i < step.tensors.size() && i <= kMaxMoreTensors; ++i) {
       const TensorDifference& more = step.tensors[i];
       out << (i > 1 ? "," : "") << " " << more.name << " (" << ToString(more.kind) << ") ranks "

@@ -52,7 +52,7 @@ TEST(RunDiffOutputTest, FirstDifferenceNamesStepTensorRanksDigestsAndNorms) {
                               "      rank 1: digest " +
                               ra.digest.ToHex() + " (A) vs " + rb.digest.ToHex() +
                               " (B); norm 3.375 vs 5.0625, relative difference 0.333\n"));
-  EXPECT_THAT(text, HasSubstr("    1 more tensor differ at step 3: fc1.bias (grad) ranks [0]\n"));
+  EXPECT_THAT(text, HasSubstr("    also different at step 3 (1 more tensor): fc1.bias (grad) ranks [0]\n"));
   EXPECT_THAT(text, HasSubstr("only in B: new_scenario\n"));
   EXPECT_THAT(text, HasSubstr("DIFFERENT: 1 of 1 scenarios in both runs differ, 0 identical\n"));
 }

@@ -21,9 +21,11 @@ using testing::WriteTraces;
 using Verdict = ScenarioDiff::Verdict;
 
 struct CannedScenario {
+  CannedScenario(std::string id_, int ranks_, Outcome outcome_ = Outcome::kPass, std::string reason_ = "")
+      : id(std::move(id_)), ranks(ranks_), outcome(outcome_), reason(std::move(reason_)) {}
   std::string id;
-  int ranks = 2;
-  Outcome outcome = Outcome::kPass;
+  int ranks;
+  Outcome outcome;
   std::string reason;
 };
 

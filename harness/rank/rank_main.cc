@@ -13,6 +13,20 @@ int main(int argc, char** argv) {
   app.add_option("--backend", options.backend, "override the scenario's backend")
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
+  int64_t stop_after_step = 0;
+  std::string dump_dir;
+  CLI::Option* stop = app.add_option("--stop-after-step", stop_after_step,
+                                     "stop cleanly after recording step K (0: after initialization)")
+                          ->check(CLI::NonNegativeNumber)
+                          ->type_name("K");
+  CLI::Option* dump = app.add_option("--dump-tensors", options.dump.patterns,
+                                     "at step K, save every tensor whose \"<kind>:<name>\" or name matches one of "
+                                     "these globs (comma-separated) to DIR/rank-<r>/<kind>__<name>.pt")
+                          ->delimiter(',')
+                          ->type_name("GLOB[,GLOB...]")
+                          ->needs(stop);
+  CLI::Option* dir = app.add_option("--dump-dir", dump_dir, "where --dump-tensors writes")->type_name("DIR")->needs(dump);
+  dump->needs(dir);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,5 +35,7 @@ int main(int argc, char** argv) {
   }
   options.scenario_file = scenario;
   options.trace_dir = trace_dir;
+  if (stop->count() > 0) options.stop_after_step = stop_after_step;
+  options.dump.dir = dump_dir;
   return lockstep::ToInt(lockstep::RunRank(options));
 }

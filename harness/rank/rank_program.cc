@@ -73,6 +73,10 @@ class Rank {
     }
     scenario_ = std::move(loaded).value();
     if (options_.reference) MakeReference(scenario_);
+    if (options_.stop_after_step && *options_.stop_after_step > scenario_.steps) {
+      return InvalidArgumentError("--stop-after-step " + std::to_string(*options_.stop_after_step) +
+                                  ": the scenario has only " + std::to_string(scenario_.steps) + " steps");
+    }
     if (!options_.backend.empty()) {
       scenario_.backend = options_.backend == "gloo" ? Backend::kGloo
                           : options_.backend == "nccl" ? Backend::kNccl
@@ -151,6 +155,19 @@ class Rank {
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
     steps_completed_ = step;
     if (options_.fail_fast && topology_.world_size > 1) LOCKSTEP_RETURN_IF_ERROR(CompareAcrossRanks(record));
+    if (options_.stop_after_step == step) LOCKSTEP_RETURN_IF_ERROR(StopAfter(step));
+    return Status::Ok();
+  }
+
+  // --stop-after-step (`lockstep repro`): save the requested tensors as this step left them, then
+  // end like a finished run, so the launcher sees a clean exit and the trace a footer.
+  Status StopAfter(int64_t step) {
+    if (!options_.dump.patterns.empty()) {
+      LOCKSTEP_RETURN_IF_ERROR(DumpTensors(
+          options_.dump, [this](const DumpTensorVisitor& visit) { trainer_->VisitState(visit); }, rank_, step));
+    }
+    stopped_early_ = true;
+    stop_reason_ = "stopped after step " + std::to_string(step) + " (--stop-after-step)";
     return Status::Ok();
   }
 

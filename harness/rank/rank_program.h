@@ -2,10 +2,13 @@
 // main() around RunRank; the launcher starts N of them.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "harness/core/exit_code.h"
+#include "harness/rank/tensor_dump.h"
 
 namespace lockstep {
 
@@ -15,6 +18,8 @@ struct RankOptions {
   bool reference = false;           // the 1-rank variant of the scenario (same global batch)
   bool fail_fast = false;           // all-gather each step's digests and stop at a mismatch
   std::string backend;              // overrides the scenario's backend when not empty
+  std::optional<int64_t> stop_after_step;  // stop cleanly (footer, exit 0) after recording this step
+  TensorDumpRequest dump;                  // tensors saved at stop_after_step (`lockstep repro`)
 };
 
 // Runs to the end of the scenario; errors are printed to stderr and written to the trace footer.

@@ -9,6 +9,7 @@
 #include "harness/result/run_result.h"
 #include "harness/runner/run_options.h"
 #include "harness/scenario/scenario.h"
+#include "harness/trace/trace_record.h"
 #include "reports/reporter.h"
 
 namespace lockstep {

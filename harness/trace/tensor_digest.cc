@@ -2,36 +2,118 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <vector>
 
 #include "harness/trace/digest.h"
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+#include "harness/trace/cuda/cuda_digest.h"
+#endif
 
 namespace lockstep {
+namespace {
 
-std::string DtypeName(c10::ScalarType type) {
-  switch (type) {
-    case c10::ScalarType::Float: return "float32";
-    case c10::ScalarType::Double: return "float64";
-    case c10::ScalarType::Half: return "float16";
-    case c10::ScalarType::BFloat16: return "bfloat16";
-    case c10::ScalarType::Long: return "int64";
-    case c10::ScalarType::Int: return "int32";
-    case c10::ScalarType::Short: return "int16";
-    case c10::ScalarType::Char: return "int8";
-    case c10::ScalarType::Byte: return "uint8";
-    case c10::ScalarType::Bool: return "bool";
-    case c10::ScalarType::ComplexFloat: return "complex64";
-    case c10::ScalarType::ComplexDouble: return "complex128";
-    default: break;
-  }
-  std::string name = c10::toString(type);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+// A tensor whose bytes can be read where they are: on the CPU, dense, contiguous, without a lazy
+// conjugate/negative bit. The trainer's parameters, gradients and optimizer state all are, and
+// reading them directly keeps the per-tensor cost of a step record to the hashing itself (each
+// LibTorch op, even a no-op detach(), costs about a microsecond of dispatch; a step has hundreds
+// of tensors; docs/PERFORMANCE.md).
+bool ReadableInPlace(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
 }
+
+Digest128 DigestInPlace(const torch::Tensor& t, int threads) {
+  const auto sizes = t.sizes();
+  const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
+  return DigestBytes(t.data_ptr(), nbytes, DtypeName(t.scalar_type()), sizes.data(), sizes.size(), threads);
+}
+
+// GCC and Clang build an AVX2 copy next to the baseline one and pick it at load time (about 4x
+// faster here). Both give the same bits: the eight partial sums are kept lane for lane, and
+// -std=c++17 keeps multiply and add unfused.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && defined(__linux__)
+#define LOCKSTEP_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define LOCKSTEP_AVX2_CLONE
+#endif
+
+// Sum of squares in float64 with eight independent partial sums, so the additions pipeline
+// (and vectorize) instead of waiting on one another; NaN and infinity propagate as in a plain sum.
+template <typename T>
+LOCKSTEP_AVX2_CLONE double SumOfSquares(const T* p, size_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      const double v = static_cast<double>(p[i + k]);
+      acc[k] += v * v;
+    }
+  }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(p[i]);
+    acc[i % 8] += v * v;
+  }
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// Elements of T in one digest chunk (1 MiB is a multiple of every element size).
+template <typename T>
+size_t ElementsPerChunk() {
+  return kDigestChunkBytes / sizeof(T);
+}
+
+// Sum of squares chunk by chunk (the digest's 1 MiB chunks), so that TensorL2Norm and the fused
+// pass of MakeTensorRecord add in the same order and give the same bits.
+template <typename T>
+double ChunkedSumOfSquares(const T* p, size_t n) {
+  double total = 0.0;
+  for (size_t i = 0; i < n; i += ElementsPerChunk<T>()) total += SumOfSquares(p + i, std::min(ElementsPerChunk<T>(), n - i));
+  return total;
+}
+
+// Digest and norm in one pass over memory: each chunk is hashed, then squared and summed while it
+// is still in cache (a second pass over a large tensor would read it from DRAM again).
+template <typename T>
+void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
+  const T* p = t.data_ptr<T>();
+  const size_t n = static_cast<size_t>(t.numel());
+  const size_t per_chunk = ElementsPerChunk<T>();
+  std::vector<Digest128> chunks;
+  chunks.reserve(std::max<size_t>(1, (n + per_chunk - 1) / per_chunk));
+  double sum = 0.0;
+  for (size_t i = 0; i < n; i += per_chunk) {
+    const size_t len = std::min(per_chunk, n - i);
+    chunks.push_back(DigestChunk(p + i, len * sizeof(T)));
+    sum += SumOfSquares(p + i, len);
+  }
+  if (chunks.empty()) chunks.push_back(DigestChunk(nullptr, 0));
+  const auto sizes = t.sizes();
+  r.digest = CombineChunkDigests(chunks, DigestDescriptor(r.dtype, sizes.data(), sizes.size(), n * sizeof(T)));
+  r.norm = std::sqrt(sum);
+}
+
+}  // namespace
+
 
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
   if (!tensor.defined()) return DigestBytes(nullptr, 0, "undefined", nullptr, 0, threads);
+  if (ReadableInPlace(tensor)) return DigestInPlace(tensor, threads);
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+  if (tensor.is_cuda()) {
+    // Hashed where it lives (harness/trace/cuda): only 16 bytes per MiB come back to the host.
+    // LibTorch's default CUDA stream is the legacy default stream, so the kernel runs after what
+    // the trainer queued there (work on a non-blocking side stream must be synced by its owner).
+    // A view is made contiguous on the device first, as below on the host.
+    torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
+    const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    Result<Digest128> d = DigestDeviceBuffer(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
+                                             DtypeName(t.scalar_type()), shape, /*stream=*/nullptr);
+    TORCH_CHECK(d.ok(), d.status().ToString());
+    return d.value();
+  }
+#endif
   // Lazy conjugate/negative views are materialized so the digest is of the values they show.
   torch::Tensor t = tensor.detach().resolve_conj().resolve_neg();
   if (!t.device().is_cpu()) t = t.to(torch::kCPU);
@@ -43,6 +125,13 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
 
 double TensorL2Norm(const torch::Tensor& tensor) {
   if (!tensor.defined() || tensor.numel() == 0) return 0.0;
+  if (ReadableInPlace(tensor)) {
+    const auto n = static_cast<size_t>(tensor.numel());
+    if (tensor.scalar_type() == c10::ScalarType::Float) return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<float>(), n));
+    if (tensor.scalar_type() == c10::ScalarType::Double) {
+      return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<double>(), n));
+    }
+  }
   torch::Tensor t = tensor.detach();
   // linalg_vector_norm rejects integer and bool inputs; their norm is still well defined.
   if (!t.is_floating_point() && !t.is_complex()) t = t.to(torch::kDouble);
@@ -57,11 +146,19 @@ Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, 
     TensorRecord r;
     r.name = name;
     r.kind = kind;
-    r.digest = DigestTensor(tensor, threads);
     r.numel = tensor.defined() ? tensor.numel() : 0;
     r.dtype = tensor.defined() ? DtypeName(tensor.scalar_type()) : "undefined";
-    r.norm = TensorL2Norm(tensor);
     r.replicated = replicated;
+    // The trainer's state (float parameters, gradients, optimizer state): one pass, no LibTorch op.
+    const bool fused = threads <= 1 && tensor.defined() && ReadableInPlace(tensor);
+    if (fused && tensor.scalar_type() == c10::ScalarType::Float) {
+      FusedDigestAndNorm<float>(tensor, r);
+    } else if (fused && tensor.scalar_type() == c10::ScalarType::Double) {
+      FusedDigestAndNorm<double>(tensor, r);
+    } else {
+      r.digest = DigestTensor(tensor, threads);
+      r.norm = TensorL2Norm(tensor);
+    }
     return r;
   } catch (const c10::Error& e) {
     return InternalError("digest of " + name + ": " + e.what_without_backtrace());

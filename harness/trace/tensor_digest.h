@@ -7,18 +7,20 @@
 #include <string>
 
 #include "harness/core/status.h"
+#include "harness/trace/dtype_name.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
 
 // "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
 // "complex64", "complex128"; other types get c10's name, lower-cased.
-std::string DtypeName(c10::ScalarType type);
 
 // The digest of the tensor's values in row-major order, over a contiguous CPU copy when the
 // tensor is not already one (views, transposes and device tensors digest like their contiguous
-// CPU equal). An undefined tensor digests as zero bytes of dtype "undefined". Throws c10::Error
-// only where LibTorch does (a failing device copy); MakeTensorRecord converts that to a Status.
+// CPU equal). CUDA tensors are hashed on the device when the build has the CUDA digest
+// (harness/trace/cuda), with the same result. An undefined tensor digests as zero bytes of dtype
+// "undefined". Throws c10::Error only where LibTorch does (a failing device copy) or the CUDA
+// digest fails; MakeTensorRecord converts that to a Status.
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
 
 // L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).

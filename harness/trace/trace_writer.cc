@@ -34,6 +34,18 @@ class JsonLine {
   void Field(const char* key, uint64_t v) { Key(key); Number(v); }
   void Field(const char* key, bool v) { Key(key); out_ += v ? "true" : "false"; }
   void Field(const char* key, double v) { Key(key); Double(v); }
+  // Digest128::ToHex's text, written in place: one heap string less per tensor of a step.
+  void Field(const char* key, const Digest128& d) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    Key(key);
+    char buf[34];
+    buf[0] = buf[33] = '"';
+    for (int i = 0; i < 16; ++i) {
+      buf[16 - i] = kDigits[(d.high >> (4 * i)) & 0xf];
+      buf[32 - i] = kDigits[(d.low >> (4 * i)) & 0xf];
+    }
+    out_.append(buf, sizeof(buf));
+  }
   void NewLine() { out_.push_back('\n'); }
 
  private:
@@ -152,7 +164,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
     j.BeginObjectInArray();
     j.Field("name", t.name);
     j.Field("kind", ToString(t.kind));
-    j.Field("digest", t.digest.ToHex());
+    j.Field("digest", t.digest);
     j.Field("numel", t.numel);
     j.Field("dtype", t.dtype);
     j.Field("norm", t.norm);

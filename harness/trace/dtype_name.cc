@@ -1,4 +1,4 @@
-#include "harness/comm/dtype_name.h"
+#include "harness/trace/dtype_name.h"
 
 #include <cctype>
 

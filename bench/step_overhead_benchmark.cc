@@ -1,0 +1,298 @@
+// Per-step cost of lockstep's default checks on the reference trainer: the same scenario trained
+// by two (or three) trainers in one process, stepped alternately so that machine noise hits all
+// of them alike:
+//   plain      the trainer over a bare communicator, nothing recorded;
+//   checks     wired as lockstep-rank wires it: RecordingCommunicator (fingerprints, collective
+//              records in the trace), heartbeat, every parameter, gradient, buffer and optimizer
+//              state digested with its norm (StepRecorder::Capture), the step record written;
+//   fail-fast  checks plus the per-step digest all-gather of `lockstep run --fail-fast`.
+// Counters: step_ms / checks_ms / failfast_ms (medians), overhead_pct (checks over plain, from
+// the medians) and direct_pct (the check-only sections, timed directly, over plain: less noisy,
+// misses only the RecordingCommunicator's share inside the step).
+//   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
+//   mpirun -np 2 lockstep-bench --benchmark_filter=MpiStepOverhead  (2 ranks, mpi communicator)
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/mpi_bench.h"
+#include "harness/comm/recording_communicator.h"
+#include "harness/comm/thread_communicator.h"
+#include "harness/rank/step_recorder.h"
+#include "harness/scenario/scenario_loader.h"
+#include "harness/trace/digest.h"
+#include "harness/trace/trace_writer.h"
+#include "harness/trainer/trainer.h"
+
+namespace lockstep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+enum class Mode { kPlain, kChecks, kFailFast };
+
+// The default transformer scenario (scenarios/clean/ddp_transformer.yaml), or a larger model on
+// the same settings and data: the default one is so small that fixed per-tensor costs dominate.
+Result<Scenario> LoadScenario(bool large) {
+  const char* env = std::getenv("LOCKSTEP_BENCH_SCENARIO");
+  const std::filesystem::path file =
+      env ? std::filesystem::path(env)
+          : std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "scenarios" / "clean" / "ddp_transformer.yaml";
+  LoadOptions options;
+  std::vector<Diagnostic> diagnostics;
+  Result<Scenario> s = LoadScenarioFile(file, options, &diagnostics);
+  if (!s.ok()) {
+    std::string text = s.status().ToString();
+    for (const auto& d : diagnostics) text += "\n  " + d.ToString();
+    return InvalidArgumentError(text);
+  }
+  if (large) {
+    // ~100x the parameters on the same data: per-tensor fixed costs stop dominating and the
+    // checks' bandwidth-bound part shows.
+    s->model.hidden = 256;
+    s->model.layers = 4;
+  }
+  return s;
+}
+
+// One rank's training loop, wired for `mode` the way harness/rank/rank_program.cc wires it.
+class SteppedRank {
+ public:
+  static Result<std::unique_ptr<SteppedRank>> Create(const Scenario& scenario, std::unique_ptr<Communicator> comm,
+                                                     Mode mode, const std::filesystem::path& trace) {
+    std::unique_ptr<SteppedRank> r(new SteppedRank(scenario, mode));
+    if (mode == Mode::kPlain) {
+      r->plain_ = std::move(comm);
+    } else {
+      TraceHeader header;
+      header.rank = comm->rank();
+      header.world_size = comm->size();
+      LOCKSTEP_ASSIGN_OR_RETURN(r->writer_, TraceWriter::Open(trace, header));
+      r->recorder_ = std::make_unique<StepRecorder>(r->writer_.get());
+      r->recording_ = std::make_unique<RecordingCommunicator>(std::move(comm), r->recorder_.get(), nullptr);
+    }
+    Communicator* world = r->world();
+    ProcessGroups groups;
+    groups.world = world;
+    groups.slice = world;
+    groups.slices = 1;
+    LOCKSTEP_ASSIGN_OR_RETURN(r->trainer_, Trainer::Create(r->scenario_, groups, torch::Device(torch::kCPU), nullptr));
+    LOCKSTEP_RETURN_IF_ERROR(r->trainer_->Initialize());
+    if (mode != Mode::kPlain) LOCKSTEP_RETURN_IF_ERROR(r->Record(0, nullptr));
+    return r;
+  }
+
+  // One optimizer step with everything `mode` adds around it.
+  Status Step() {
+    ++step_;
+    check_seconds_ = 0.0;
+    if (mode_ == Mode::kPlain) return trainer_->Step(step_).status();
+    auto t0 = Clock::now();
+    recording_->set_step(step_);
+    recorder_->set_step(step_);
+    LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step_, WallSeconds()));
+    check_seconds_ += Since(t0);
+    LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step_));
+    LOCKSTEP_RETURN_IF_ERROR(Record(step_, &stats));
+    return recorder_->status();
+  }
+
+  double check_seconds() const { return check_seconds_; }
+  // The parts of the last step's check time: digests and norms, and the step record's write.
+  double capture_seconds() const { return capture_seconds_; }
+  double write_seconds() const { return write_seconds_; }
+  size_t tensors() const { return tensors_; }
+
+ private:
+  SteppedRank(const Scenario& scenario, Mode mode) : scenario_(scenario), mode_(mode) {}
+  Communicator* world() { return plain_ ? plain_.get() : static_cast<Communicator*>(recording_.get()); }
+
+  // rank_program.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
+  Status Record(int64_t step, const StepStats* stats) {
+    auto t0 = Clock::now();
+    LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
+    capture_seconds_ = Since(t0);
+    auto t1 = Clock::now();
+    LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
+    write_seconds_ = Since(t1);
+    tensors_ = record.tensors.size();
+    if (mode_ == Mode::kFailFast) LOCKSTEP_RETURN_IF_ERROR(CompareAcrossRanks(record));
+    check_seconds_ += Since(t0);
+    return Status::Ok();
+  }
+
+  // As rank_program.cc: one digest over the replicated tensors, all-gathered, compared.
+  Status CompareAcrossRanks(const StepRecord& record) {
+    std::vector<Digest128> parts;
+    for (const auto& t : record.tensors) {
+      if (t.replicated) parts.push_back(t.digest);
+    }
+    const Digest128 d = CombineChunkDigests(parts, "lockstep.step");
+    torch::Tensor mine = torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64);
+    torch::Tensor all = torch::empty({2 * recording_->size()}, torch::kInt64);
+    LOCKSTEP_RETURN_IF_ERROR(recording_->AllGather(mine, all));
+    auto a = all.accessor<int64_t, 1>();
+    for (int r = 1; r < recording_->size(); ++r) {
+      if (a[2 * r] != a[0] || a[2 * r + 1] != a[1]) return InternalError("replicas differ in a clean benchmark run");
+    }
+    return Status::Ok();
+  }
+
+  Scenario scenario_;
+  Mode mode_;
+  std::unique_ptr<Communicator> plain_;
+  std::unique_ptr<TraceWriter> writer_;
+  std::unique_ptr<StepRecorder> recorder_;
+  std::unique_ptr<RecordingCommunicator> recording_;
+  std::unique_ptr<Trainer> trainer_;
+  int64_t step_ = 0;
+  double check_seconds_ = 0.0;
+  double capture_seconds_ = 0.0;
+  double write_seconds_ = 0.0;
+  size_t tensors_ = 0;
+};
+
+// A scratch folder for the traces of one benchmark, removed with it.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag) {
+    path_ = std::filesystem::temp_directory_path() / ("lockstep-bench-" + tag + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct Samples {
+  std::vector<double> plain, checks, failfast, checks_direct, failfast_direct, capture, write;
+};
+
+void Report(benchmark::State& state, const Samples& s, size_t tensors) {
+  const double plain = Median(s.plain);
+  const double checks = Median(s.checks);
+  state.counters["step_ms"] = plain * 1e3;
+  state.counters["checks_ms"] = checks * 1e3;
+  state.counters["overhead_pct"] = plain > 0 ? (checks - plain) / plain * 100.0 : 0.0;
+  state.counters["direct_pct"] = plain > 0 ? Median(s.checks_direct) / plain * 100.0 : 0.0;
+  if (!s.failfast.empty()) {
+    const double failfast = Median(s.failfast);
+    state.counters["failfast_ms"] = failfast * 1e3;
+    state.counters["failfast_overhead_pct"] = plain > 0 ? (failfast - plain) / plain * 100.0 : 0.0;
+    state.counters["failfast_direct_pct"] = plain > 0 ? Median(s.failfast_direct) / plain * 100.0 : 0.0;
+  }
+  state.counters["capture_us"] = Median(s.capture) * 1e6;
+  state.counters["write_us"] = Median(s.write) * 1e6;
+  state.counters["tensors"] = static_cast<double>(tensors);
+}
+
+// Times one Step of `rank`; under MPI, the slowest rank's time.
+Status TimedStep(SteppedRank& rank, bool mpi, std::vector<double>& total, std::vector<double>* direct) {
+  if (mpi) MPI_Barrier(MPI_COMM_WORLD);
+  auto t0 = Clock::now();
+  LOCKSTEP_RETURN_IF_ERROR(rank.Step());
+  double seconds = Since(t0);
+  double checks = rank.check_seconds();
+  if (mpi) {
+    seconds = bench::MaxOverRanks(seconds);
+    checks = bench::MaxOverRanks(checks);
+  }
+  total.push_back(seconds);
+  if (direct) direct->push_back(checks);
+  return Status::Ok();
+}
+
+// 1 rank: a thread-communicator world of one per trainer (no MPI in this process).
+void BM_StepOverhead(benchmark::State& state, bool large) {
+  torch::set_num_threads(1);  // as lockstep-rank: ranks share the cores
+  Result<Scenario> scenario = LoadScenario(large);
+  if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
+  ScratchDir dir("step");
+  ThreadWorld plain_world(1), checked_world(1);
+  auto plain = SteppedRank::Create(*scenario, plain_world.Join(0), Mode::kPlain, {});
+  auto checked = SteppedRank::Create(*scenario, checked_world.Join(0), Mode::kChecks, dir / "rank-0.trace");
+  if (!plain.ok() || !checked.ok()) {
+    return state.SkipWithError((plain.ok() ? checked.status() : plain.status()).ToString().c_str());
+  }
+  Samples s;
+  for (auto _ : state) {
+    Status st = TimedStep(**plain, false, s.plain, nullptr);
+    if (st.ok()) st = TimedStep(**checked, false, s.checks, &s.checks_direct);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    s.capture.push_back((*checked)->capture_seconds());
+    s.write.push_back((*checked)->write_seconds());
+    state.SetIterationTime(s.plain.back() + s.checks.back());
+  }
+  Report(state, s, (*checked)->tensors());
+}
+
+// Under mpirun -np 2: three trainers over three duplicates of MPI_COMM_WORLD.
+void BM_MpiStepOverhead(benchmark::State& state, bool large) {
+  MpiCommunicator* world = bench::WorldOrSkip(state);
+  if (!world) return;
+  torch::set_num_threads(1);
+  Result<Scenario> scenario = LoadScenario(large);
+  if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
+  ScratchDir dir("mpistep-r" + std::to_string(world->rank()));
+  std::vector<std::unique_ptr<SteppedRank>> ranks;
+  for (Mode mode : {Mode::kPlain, Mode::kChecks, Mode::kFailFast}) {
+    auto comm = MpiCommunicator::CreateWorld();
+    if (!comm.ok()) return state.SkipWithError(comm.status().ToString().c_str());
+    auto r = SteppedRank::Create(*scenario, std::move(comm).value(), mode,
+                                 dir / ("mode" + std::to_string(static_cast<int>(mode)) + ".trace"));
+    if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
+    ranks.push_back(std::move(r).value());
+  }
+  Samples s;
+  for (auto _ : state) {
+    Status st = TimedStep(*ranks[0], true, s.plain, nullptr);
+    if (st.ok()) st = TimedStep(*ranks[1], true, s.checks, &s.checks_direct);
+    if (st.ok()) st = TimedStep(*ranks[2], true, s.failfast, &s.failfast_direct);
+    s.capture.push_back(ranks[1]->capture_seconds());
+    s.write.push_back(ranks[1]->write_seconds());
+    // An error on one rank would leave the others waiting in a collective: abort the job.
+    if (!st.ok()) {
+      std::fprintf(stderr, "MpiStepOverhead: %s\n", st.ToString().c_str());
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    state.SetIterationTime(s.plain.back() + s.checks.back() + s.failfast.back());
+  }
+  Report(state, s, ranks[1]->tensors());
+}
+
+// Fixed iterations: MPI ranks must agree on them, and each figure comes from that many paired
+// steps (the large model's step is ~50x the default one's).
+BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, false)
+    ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StepOverhead, large_transformer, true)
+    ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, default_transformer, false)
+    ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_transformer, true)
+    ->Iterations(8)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace lockstep

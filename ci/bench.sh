@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The performance suite in one command (docs/PERFORMANCE.md):
+#   ci/bench.sh [--build-dir DIR] [--out DIR] [--reps N]
+# 1. builds lockstep-bench, lockstep and lockstep-rank if needed (configuring DIR if it is not);
+# 2. runs the single-process benchmarks        -> OUT/single.json
+# 3. runs the BM_Mpi* benchmarks, mpirun -np 2  -> OUT/mpi.json
+# 4. times `lockstep run` of a 1-step, 2-rank scenario against bare mpirun of the same ranks
+#                                               -> OUT/launch.json
+# 5. prints the ratio table computed from those files (also OUT/summary.md).
+# JSON files are Google Benchmark's, with its machine context. Defaults: DIR = $LOCKSTEP_BUILD_DIR
+# or build, OUT = out/bench. Takes about 3-4 minutes on a 2-core machine.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${LOCKSTEP_BUILD_DIR:-$root/build}
+out_dir=$root/out/bench
+reps=5
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir=$2; shift 2 ;;
+    --out) out_dir=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "ci/bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+build_dir=$(realpath -m "$build_dir")
+out_dir=$(realpath -m "$out_dir")
+
+# Multi-rank runs as the tests run them: root allowed, 2 ranks may share cores, no UCX probe.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
+export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1
+
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  generator=()
+  if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+  cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_BUILD_BENCH=ON
+fi
+cmake --build "$build_dir" --target lockstep-bench lockstep lockstep-rank --parallel "${LOCKSTEP_JOBS:-$(nproc)}"
+bin=$build_dir/bin
+mkdir -p "$out_dir"
+start=$(date +%s)
+echo "== load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo "== single-process benchmarks"
+"$bin/lockstep-bench" --benchmark_out="$out_dir/single.json" --benchmark_out_format=json
+
+echo "== multi-rank benchmarks (mpirun -np 2)"
+mpirun -np 2 --oversubscribe "$bin/lockstep-bench" --benchmark_out="$out_dir/mpi.json" --benchmark_out_format=json
+
+echo "== launch overhead ($reps repetitions each)"
+launch=$out_dir/launch
+rm -rf "$launch" && mkdir -p "$launch"
+# One step, two ranks, the default checks minus `reference` (which runs a second, 1-rank launch
+# by design): one launch of the same ranks as the bare mpirun lines.
+cat >"$launch/one_step.yaml" <<'EOF'
+name: bench_one_step
+description: "launch overhead: 1 step, 2 ranks, tiny mlp"
+ranks: 2
+steps: 1
+model: {kind: mlp, layers: 2, hidden: 16}
+checks: [replica_weights, synced_grads, optimizer_state, buffers, collective_order, discovery_count, finite, hang, crash]
+EOF
+# Prints the seconds one run of "$@" takes; fails the script if the command fails.
+time_once() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >"$launch/last.log" 2>&1 || { echo "ci/bench.sh: failed: $*" >&2; cat "$launch/last.log" >&2; exit 3; }
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+}
+declare -A samples=()
+for ((i = 0; i < reps; i++)); do
+  # Interleaved, so that a load spike hits every variant alike.
+  samples[mpirun_true]+="$(time_once mpirun -np 2 --oversubscribe true) "
+  samples[mpirun_rank]+="$(time_once mpirun -np 2 --oversubscribe "$bin/lockstep-rank" \
+    --scenario "$launch/one_step.yaml" --trace-dir "$launch/bare-$i") "
+  samples[lockstep_run]+="$(time_once "$bin/lockstep" run "$launch/one_step.yaml" --out "$launch/run-$i") "
+done
+{
+  echo "{"
+  echo "  \"reps\": $reps,"
+  echo "  \"load_avg\": \"$(cut -d' ' -f1-3 /proc/loadavg)\","
+  echo "  \"mpirun_true_s\": [$(echo ${samples[mpirun_true]} | tr ' ' ',')],"
+  echo "  \"mpirun_rank_s\": [$(echo ${samples[mpirun_rank]} | tr ' ' ',')],"
+  echo "  \"lockstep_run_s\": [$(echo ${samples[lockstep_run]} | tr ' ' ',')]"
+  echo "}"
+} >"$out_dir/launch.json"
+echo "suite ran in $(($(date +%s) - start)) s; load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$out_dir" <<'PY'
+import json, re, statistics, sys
+from pathlib import Path
+
+out = Path(sys.argv[1])
+single = json.loads((out / "single.json").read_text())
+mpi = json.loads((out / "mpi.json").read_text())
+launch = json.loads((out / "launch.json").read_text())
+
+def runs(doc, prefix):
+    """name -> benchmark entry, errors kept (they say why a figure is missing)."""
+    return [b for b in doc["benchmarks"] if b["name"].startswith(prefix)]
+
+def arg(b, key):
+    m = re.search(r"/%s:(\d+)" % key, b["name"])
+    return int(m.group(1)) if m else None
+
+def find(doc, prefix, **args):
+    for b in runs(doc, prefix):
+        if all(arg(b, k) == v for k, v in args.items()):
+            return b
+    return None
+
+def ok(b):
+    return b is not None and not b.get("error_occurred")
+
+rows = []  # (section, what, value, target, verdict)
+def row(section, what, value, target="", verdict=""):
+    rows.append((section, what, value, target, verdict))
+
+def mib(n):
+    return f"{n >> 20} MiB"
+
+# Digest against memory read, Megatron's SHA-1, and its own scaling.
+for size in (1 << 20, 64 << 20, 256 << 20):
+    for threads in (1, 2):
+        d = find(single, "BM_Digest/", bytes=size, threads=threads)
+        if ok(d) and "x_memread" in d:
+            target, verdict = "", ""
+            if threads == 1 and size >= 64 << 20:
+                target = ">= 0.90"
+                verdict = "met" if d["x_memread"] >= 0.9 else "MISSED"
+            row("digest", f"digest / memory read, {mib(size)}, {threads} thread(s)", f"{d['x_memread']:.2f}x", target, verdict)
+for size in (64 << 20, 256 << 20):
+    d1, d2 = find(single, "BM_Digest/", bytes=size, threads=1), find(single, "BM_Digest/", bytes=size, threads=2)
+    if ok(d1) and ok(d2):
+        r = d2["bytes_per_second"] / d1["bytes_per_second"]
+        row("digest", f"digest 2 threads / 1 thread, {mib(size)}", f"{r:.2f}x", "> 1 (scales)", "met" if r > 1.1 else "MISSED")
+    m1, m2 = find(single, "BM_MemoryRead/", bytes=size, threads=1), find(single, "BM_MemoryRead/", bytes=size, threads=2)
+    if ok(m1) and ok(m2):
+        row("digest", f"memory read 2 threads / 1 thread, {mib(size)}", f"{m2['bytes_per_second'] / m1['bytes_per_second']:.2f}x")
+    s = find(single, "BM_MegatronSha1/", bytes=size)
+    if ok(d1) and ok(s):
+        row("digest", f"digest / Megatron (float32 copy + SHA-1), {mib(size)}",
+            f"{d1['bytes_per_second'] / s['bytes_per_second']:.1f}x faster")
+for size in (1 << 20, 64 << 20, 256 << 20):
+    n = find(mpi, "BM_MpiNanotronVsDigest", bytes=size)
+    if ok(n):
+        row("digest", f"nanotron (broadcast + compare) / lockstep (digest + all-gather), {mib(size)}, np=2",
+            f"{n['x_nanotron']:.1f}x slower ({n['nanotron_ms']:.2f} vs {n['lockstep_ms']:.2f} ms)")
+
+# Per-step overhead of the default checks.
+def step_rows(doc, prefix, label):
+    for config in ("default_transformer", "large_transformer"):
+        b = next((x for x in runs(doc, prefix + config)), None)
+        if not ok(b):
+            if b is not None:
+                row("checks", f"{config}, {label}", "error: " + b.get("error_message", "?"))
+            continue
+        target = "<= 1%" if config == "default_transformer" else ""
+        verdict = ("met" if b["overhead_pct"] <= 1.0 else "MISSED") if target else ""
+        row("checks", f"{config} ({int(b['tensors'])} tensors), {label}: step without / with checks",
+            f"{b['step_ms']:.2f} / {b['checks_ms']:.2f} ms")
+        row("checks", f"{config}, {label}: overhead of the default checks (direct timing)",
+            f"{b['overhead_pct']:.1f}% ({b['direct_pct']:.1f}%)", target, verdict)
+        if "failfast_overhead_pct" in b:
+            row("checks", f"{config}, {label}: overhead with --fail-fast (direct timing)",
+                f"{b['failfast_overhead_pct']:.1f}% ({b['failfast_direct_pct']:.1f}%)")
+step_rows(single, "BM_StepOverhead/", "1 rank")
+step_rows(mpi, "BM_MpiStepOverhead/", "np=2")
+
+# AllReduce against raw MPI.
+for b in runs(mpi, "BM_MpiAllReduce"):
+    if not ok(b):
+        continue
+    size = arg(b, "bytes")
+    label = mib(size) if size >= 1 << 20 else f"{size >> 10} KiB"
+    target = ">= 0.95" if size == 64 << 20 else ""
+    verdict = ("met" if b["x_raw"] >= 0.95 else "MISSED") if target else ""
+    row("allreduce", f"lockstep / raw MPI_Allreduce speed, {label} float32, np=2 (recorded)",
+        f"{b['x_raw']:.2f}x ({b['x_raw_recorded']:.2f}x)", target, verdict)
+    row("allreduce", f"bus bandwidth, {label}: raw / lockstep", f"{b['busbw_raw_GBps']:.2f} / {b['busbw_GBps']:.2f} GB/s")
+
+# Launch overhead.
+med = {k: statistics.median(launch[k]) for k in ("mpirun_true_s", "mpirun_rank_s", "lockstep_run_s")}
+row("launch", "mpirun -np 2 true / mpirun -np 2 lockstep-rank (1 step) / lockstep run (1 step)",
+    f"{med['mpirun_true_s']:.2f} / {med['mpirun_rank_s']:.2f} / {med['lockstep_run_s']:.2f} s")
+over = med["lockstep_run_s"] - med["mpirun_rank_s"]
+row("launch", "lockstep run - bare mpirun of the same ranks", f"{over:+.2f} s", "<= 0.3 s", "met" if over <= 0.3 else "MISSED")
+row("launch", "lockstep run - mpirun -np 2 true", f"{med['lockstep_run_s'] - med['mpirun_true_s']:+.2f} s")
+
+ctx = single["context"]
+header = (f"{ctx.get('host_name', '?')}: {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz, "
+          f"load {ctx.get('load_avg', ['?'])}, {ctx.get('date', '?')}, digest {ctx.get('digest_impl', '?')}")
+lines = ["| area | measure | value | target | |", "|---|---|---|---|---|"]
+lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+text = "\n".join(lines)
+(out / "summary.md").write_text(header + "\n\n" + text + "\n")
+print()
+print(header)
+print()
+width = max(len(r[1]) for r in rows)
+for a, b, c, d, e in rows:
+    print(f"{a:<10} {b:<{width}}  {c:<28} {d:<12} {e}")
+missed = sum(1 for r in rows if r[4] == "MISSED")
+print(f"\n{missed} target(s) missed; JSON and summary.md in {out}")
+PY

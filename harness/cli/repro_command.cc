@@ -1,0 +1,316 @@
+// `lockstep repro DIR SCENARIO`: re-runs one failing scenario of a run directory with the same
+// file and seeds, stops every rank at the step of its first finding, saves the tensors the finding
+// names on every rank, and prints the element-wise comparison of bin/lockstep-tensors. The ranks
+// start through the launcher as in `lockstep run`; the comparison runs as a separate program
+// because reading tensors needs LibTorch, which this executable does not link.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/command.h"
+#include "harness/launcher/launcher.h"
+#include "harness/launcher/process_tree.h"
+#include "harness/result/run_result_json.h"
+
+namespace lockstep {
+namespace {
+
+struct ReproFlags {
+  std::string dir;
+  std::string scenario;
+  std::string launcher;
+  std::string backend;
+  std::string scenario_file;
+  std::vector<std::string> mpirun_args;
+};
+
+// The checkers whose findings name tensors, with the trace kind of those tensors.
+const std::vector<std::pair<std::string, std::string>> kTensorCheckers = {
+    {"replica_weights", "param"}, {"synced_grads", "grad"}, {"optimizer_state", "optimizer_state"}, {"buffers", "buffer"}};
+
+std::optional<std::string> TensorKindOf(const Finding& f) {
+  auto it = f.details.find("kind");
+  if (it != f.details.end() && !it->second.empty()) return it->second;
+  for (const auto& [checker, kind] : kTensorCheckers) {
+    if (f.checker == checker) return kind;
+  }
+  return std::nullopt;
+}
+
+// The first finding with a step from a tensor checker, else the first finding with a step.
+const Finding* PickFinding(const ScenarioResult& s, bool* preferred) {
+  for (const auto& f : s.findings) {
+    if (f.step && TensorKindOf(f)) {
+      *preferred = true;
+      return &f;
+    }
+  }
+  *preferred = false;
+  for (const auto& f : s.findings) {
+    if (f.step) return &f;
+  }
+  return nullptr;
+}
+
+// A tensor name as a glob that matches only itself.
+std::string EscapeGlob(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// What --dump-tensors gets: the finding's tensors, qualified by kind where the checker says which;
+// everything when the finding names no tensor (a finite or collective_order finding).
+std::vector<std::string> DumpPatterns(const Finding& f) {
+  std::vector<std::string> names = f.tensors;
+  if (names.empty() && !f.tensor.empty()) names.push_back(f.tensor);
+  if (names.empty()) return {"*"};
+  const std::optional<std::string> kind = TensorKindOf(f);
+  std::vector<std::string> patterns;
+  for (const auto& n : names) patterns.push_back(kind ? *kind + ":" + EscapeGlob(n) : EscapeGlob(n));
+  return patterns;
+}
+
+std::string Join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string RankText(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::string PythonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A file to load in the Python example: the finding's tensor on its first odd rank when saved.
+std::optional<std::filesystem::path> ExampleFile(const std::filesystem::path& tensors_dir, const Finding& f) {
+  const int rank = f.ranks.empty() ? 0 : f.ranks.front();
+  const std::filesystem::path rank_dir = tensors_dir / ("rank-" + std::to_string(rank));
+  std::ifstream in(rank_dir / "index.json");
+  if (!in) return std::nullopt;
+  const nlohmann::json index = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!index.is_object() || !index.contains("tensors") || !index["tensors"].is_array()) return std::nullopt;
+  std::optional<std::filesystem::path> first;
+  for (const auto& t : index["tensors"]) {
+    if (!t.is_object() || !t.contains("file") || !t["file"].is_string()) continue;
+    const std::filesystem::path file = rank_dir / t["file"].get<std::string>();
+    if (!first) first = file;
+    if (t.value("name", std::string()) == f.tensor) return file;
+  }
+  return first;
+}
+
+// Runs `argv` with stdout and stderr into `output`; its wait status.
+Result<int> RunToFile(const std::vector<std::string>& argv, const std::filesystem::path& output) {
+  ProcessTree tree(NewLaunchId());
+  LaunchCommand cmd;
+  cmd.argv = argv;
+  cmd.output = output;
+  LOCKSTEP_ASSIGN_OR_RETURN(pid_t pid, tree.Spawn(cmd));
+  for (;;) {
+    if (std::optional<int> status = tree.Poll(pid)) return *status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
+  auto flags = std::make_shared<ReproFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "repro",
+      "Re-run one failing scenario of a run directory with the same scenario file and seeds, stop every rank "
+      "after the step of its first finding (a replica_weights, synced_grads, optimizer_state or buffers finding "
+      "when there is one), save the tensors that finding names on every rank under DIR/<id>/repro/tensors/ "
+      "(torch.load reads them), and print an element-wise comparison across ranks: differing elements, max "
+      "absolute and relative difference, first differing indices. Exit 0 the difference reproduced, 1 the "
+      "re-run showed no difference, 2 bad input (no such scenario in the report, or no finding with a step), "
+      "3 the re-run itself failed.");
+  cmd->add_option("dir", flags->dir, "Run directory of a `lockstep run` (holds report.json)")->required()->type_name("DIR");
+  cmd->add_option("scenario", flags->scenario, "Id of the scenario to reproduce, as in report.json")
+      ->required()
+      ->type_name("SCENARIO");
+  cmd->add_option("--launcher", flags->launcher,
+                  "How ranks start: mpirun, srun, local or none (default: the launcher the report records)")
+      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+  cmd->add_option("--backend", flags->backend, "mpi, gloo or nccl (default: the backend the scenario ran with)")
+      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+  cmd->add_option("--scenario-file", flags->scenario_file,
+                  "The scenario file, when the path in report.json does not resolve from here")
+      ->type_name("FILE");
+  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
+
+  return {cmd, [flags, &env]() -> ExitCode {
+            std::ostream& out = *env.out;
+            std::ostream& err = *env.err;
+            const std::filesystem::path dir = flags->dir;
+            Result<RunResult> report = ReadRunResultFile((dir / "report.json").string());
+            if (!report.ok()) {
+              err << "lockstep repro: " << report.status().message() << "\n";
+              return ExitCode::kUsageError;
+            }
+            const ScenarioResult* scenario_result = nullptr;
+            std::vector<std::string> ids;
+            for (const auto& s : report->scenarios) {
+              ids.push_back(s.id);
+              if (s.id == flags->scenario) scenario_result = &s;
+            }
+            if (!scenario_result) {
+              err << "lockstep repro: no scenario '" << flags->scenario << "' in " << (dir / "report.json").string()
+                  << " (it has: " << (ids.empty() ? std::string("none") : Join(ids, ", ")) << ")\n";
+              return ExitCode::kUsageError;
+            }
+            bool preferred = false;
+            const Finding* finding = PickFinding(*scenario_result, &preferred);
+            if (!finding) {
+              err << "lockstep repro: scenario '" << flags->scenario << "' (" << ToString(scenario_result->outcome)
+                  << ") has no finding with a step: nothing to stop at and reproduce\n";
+              return ExitCode::kUsageError;
+            }
+            const int64_t step = *finding->step;
+            const std::vector<std::string> patterns = DumpPatterns(*finding);
+            out << "finding: " << finding->checker << " at step " << step;
+            if (!finding->ranks.empty()) out << ", " << RankText(finding->ranks);
+            if (!finding->tensor.empty()) out << ", tensor " << finding->tensor;
+            out << (preferred ? " (the first tensor finding with a step)"
+                              : " (no replica_weights, synced_grads, optimizer_state or buffers finding: the first "
+                                "finding with a step; every tensor is saved)")
+                << "\n  " << finding->message << "\n";
+
+            const std::filesystem::path file =
+                std::filesystem::path(flags->scenario_file.empty() ? scenario_result->file : flags->scenario_file);
+            std::vector<Diagnostic> diagnostics;
+            Result<Scenario> scenario = LoadScenarioFile(file, env.load_options, &diagnostics);
+            if (!scenario.ok()) {
+              for (const auto& d : diagnostics) err << d.ToString() << "\n";
+              err << "lockstep repro: scenario file " << file.string() << ": " << scenario.status().message()
+                  << (flags->scenario_file.empty() ? " (the path report.json records, from the folder `lockstep run` "
+                                                     "ran in; --scenario-file names another)"
+                                                   : "")
+                  << "\n";
+              return ExitCode::kUsageError;
+            }
+            if (scenario->ranks != scenario_result->ranks || scenario->steps != scenario_result->steps) {
+              err << "lockstep repro: warning: " << file.string() << " now has ranks " << scenario->ranks << ", steps "
+                  << scenario->steps << "; the recorded run had ranks " << scenario_result->ranks << ", steps "
+                  << scenario_result->steps << ": the file changed since\n";
+            }
+            if (step > scenario->steps) {
+              err << "lockstep repro: the finding's step " << step << " is past the scenario's " << scenario->steps
+                  << " steps\n";
+              return ExitCode::kUsageError;
+            }
+
+            LauncherKind launcher = LauncherKind::kMpirun;
+            if (!flags->launcher.empty()) {
+              launcher = *LauncherKindFromString(flags->launcher);
+            } else if (auto recorded = LauncherKindFromString(report->context.launcher)) {
+              launcher = *recorded;
+            }
+            std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;
+            if (backend != "mpi" && backend != "gloo" && backend != "nccl") backend = ToString(scenario->backend);
+            if (backend == "nccl" && !env.load_options.nccl_available) {
+              err << "lockstep repro: the scenario ran on nccl and this build has no NCCL; pass --backend mpi or gloo\n";
+              return ExitCode::kUsageError;
+            }
+
+            const std::filesystem::path repro_dir = dir / scenario_result->id / "repro";
+            const std::filesystem::path tensors_dir = repro_dir / "tensors";
+            LaunchSpec spec;
+            spec.kind = launcher;
+            spec.ranks = scenario->ranks;
+            spec.trace_dir = repro_dir / "traces";
+            spec.log_dir = repro_dir / "logs";
+            spec.hang_timeout_s = scenario->hang_timeout_s;
+            spec.timeout_s = scenario->timeout_s;
+            spec.mpirun_args = flags->mpirun_args;
+            spec.rank_command = {(env.program_dir / "lockstep-rank").string(),
+                                 "--scenario", file.string(),
+                                 "--trace-dir", spec.trace_dir.string(),
+                                 "--backend", backend,
+                                 "--stop-after-step", std::to_string(step),
+                                 "--dump-tensors", Join(patterns, ","),
+                                 "--dump-dir", tensors_dir.string()};
+            std::error_code ec;
+            std::filesystem::remove_all(repro_dir, ec);  // an earlier repro: its tensors must not be compared
+            std::filesystem::create_directories(spec.trace_dir, ec);
+            std::filesystem::create_directories(spec.log_dir, ec);
+            if (ec) {
+              err << "lockstep repro: creating " << repro_dir.string() << ": " << ec.message() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            out << "re-running " << scenario_result->id << " (" << file.string() << ") on " << scenario->ranks
+                << " ranks, launcher " << ToString(launcher) << ", backend " << backend << ", up to step " << step
+                << ", saving " << Join(patterns, ",") << "\n"
+                << std::flush;
+
+            Result<LaunchReport> launch = Launch(spec);
+            if (!launch.ok()) {
+              err << "lockstep repro: " << launch.status().ToString() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            if (launch->ending != LaunchEnding::kClean) {
+              err << "lockstep repro: the re-run ended with " << ToString(launch->ending) << " before saving the tensors"
+                  << (launch->message.empty() ? "" : ": " + launch->message) << "\n";
+              for (const auto& r : launch->ranks) {
+                if (!r.note.empty() && !r.killed_by_launcher) err << "  rank " << r.rank << ": " << r.note << "\n";
+              }
+              err << "  rank logs: " << spec.log_dir.string() << "\n";
+              return ExitCode::kHarnessError;
+            }
+
+            const std::filesystem::path summary = repro_dir / "compare.txt";
+            Result<int> compared = RunToFile(
+                {(env.program_dir / "lockstep-tensors").string(), "compare", tensors_dir.string()}, summary);
+            if (!compared.ok()) {
+              err << "lockstep repro: running lockstep-tensors: " << compared.status().ToString() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            const std::string text = ReadFile(summary);
+            const int code = WIFEXITED(*compared) ? WEXITSTATUS(*compared) : -1;
+            if (code != ToInt(ExitCode::kPassed) && code != ToInt(ExitCode::kCheckFailed)) {
+              err << text << "lockstep repro: lockstep-tensors compare failed (exit " << code << ")\n";
+              return ExitCode::kHarnessError;
+            }
+            out << "\n" << text << "\n";
+            out << "tensors: " << tensors_dir.string() << "/rank-<r>/<kind>__<name>.pt, listed in each rank's index.json"
+                << "\nsummary: " << summary.string() << "\n";
+            if (auto example = ExampleFile(tensors_dir, *finding)) {
+              out << "load one in Python:\n"
+                  << "  import torch\n"
+                  << "  t = torch.load(" << PythonString(example->string()) << ")\n";
+            }
+            if (code == ToInt(ExitCode::kCheckFailed)) {
+              out << "reproduced: the ranks differ after step " << step << "\n";
+              return ExitCode::kPassed;
+            }
+            out << "not reproduced: the saved tensors are identical across ranks after step " << step << "\n";
+            return ExitCode::kCheckFailed;
+          }};
+}
+
+}  // namespace lockstep

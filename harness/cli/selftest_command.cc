@@ -1,0 +1,118 @@
+// `lockstep selftest`: runs the fault-injection catalog and K repeats of every clean scenario,
+// prints the detection table (caught, at onset, right rank, right tensor, latency) and the
+// false-positive count, and exits non-zero unless every injection was caught at its onset on the
+// right rank and no clean run failed.
+#include <fstream>
+
+#include "harness/cli/command.h"
+#include "harness/cli/report_outputs.h"
+#include "harness/runner/scenario_runner.h"
+#include "harness/selftest/detection_table.h"
+#include "reports/console_reporter.h"
+
+namespace lockstep {
+namespace {
+
+struct SelftestFlags {
+  std::vector<std::string> catalog = {"scenarios/inject"};
+  std::vector<std::string> clean = {"scenarios/clean"};
+  int repeats = 5;
+  std::string out = "out/selftest";
+  std::string launcher = "mpirun";
+  ReportOutputs reports;
+};
+
+}  // namespace
+
+Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
+  auto flags = std::make_shared<SelftestFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "selftest", "Prove the harness: every injected desync bug caught at its onset step, no false positive");
+  cmd->add_option("catalog", flags->catalog, "Injection scenarios (files or folders)")->capture_default_str();
+  cmd->add_option("--clean", flags->clean, "Clean scenarios, each run --repeats times; any finding is a false positive")
+      ->capture_default_str();
+  cmd->add_option("--repeats", flags->repeats, "How often each clean scenario runs")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--out", flags->out, "Run directory: report.json, detection.md, traces")->capture_default_str();
+  cmd->add_option("--launcher", flags->launcher, "How ranks start: mpirun, srun, local or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+  AddReportFlags(*cmd, flags->reports);
+
+  return {cmd, [flags, &env]() -> ExitCode {
+            std::vector<Diagnostic> diagnostics;
+            auto injections = LoadScenarios(flags->catalog, env.load_options, &diagnostics);
+            auto clean = LoadScenarios(flags->clean, env.load_options, &diagnostics);
+            for (const auto& d : diagnostics) *env.err << d.ToString() << "\n";
+            if (!injections.ok() || !clean.ok()) {
+              if (diagnostics.empty()) {
+                *env.err << "lockstep selftest: " << (injections.ok() ? clean.status() : injections.status()).message()
+                         << "\n";
+              }
+              return ExitCode::kUsageError;
+            }
+            for (const auto& s : *injections) {
+              if (s.inject.empty() || s.expect_fail.empty()) {
+                *env.err << s.location.file << ": selftest catalog scenarios need `inject:` and `expect:`\n";
+                return ExitCode::kUsageError;
+              }
+            }
+
+            RunOptions options;
+            options.launcher = *LauncherKindFromString(flags->launcher);
+            options.rank_program = env.program_dir / "lockstep-rank";
+            options.fixtures_dir = "fixtures";
+            for (const auto& arg : env.command_line) {
+              options.command_line += (options.command_line.empty() ? "" : " ") + arg;
+            }
+            ConsoleReporter console = ConsoleReporter::ForStdout();
+
+            options.out_dir = std::filesystem::path(flags->out) / "inject";
+            ScenarioRunner inject_runner(options, &console);
+            RunResult result = inject_runner.RunAll(*injections);
+            std::vector<DetectionRow> rows;
+            for (size_t i = 0; i < injections->size(); ++i) {
+              rows.push_back(EvaluateDetection((*injections)[i], result.scenarios[i]));
+            }
+
+            FalsePositiveCount fp;
+            bool interrupted = inject_runner.interrupted();
+            for (int k = 1; k <= flags->repeats && !interrupted; ++k) {
+              options.out_dir = std::filesystem::path(flags->out) / ("clean-" + std::to_string(k));
+              ScenarioRunner clean_runner(options, &console);
+              RunResult run = clean_runner.RunAll(*clean);
+              interrupted = clean_runner.interrupted();
+              for (auto& s : run.scenarios) {
+                ++fp.runs;
+                if (s.outcome != Outcome::kPass) {
+                  ++fp.false_positives;
+                  std::string what = s.findings.empty() ? s.reason : s.findings.front().checker + ": " + s.findings.front().message;
+                  fp.offenders.push_back(s.id + " (repeat " + std::to_string(k) + "): " + ToString(s.outcome) + ": " + what);
+                }
+                s.id += "#" + std::to_string(k);
+                s.run_dir = "clean-" + std::to_string(k) + "/" + s.run_dir;
+                result.scenarios.push_back(std::move(s));
+              }
+            }
+            for (size_t i = 0; i < injections->size(); ++i) {
+              result.scenarios[i].run_dir = "inject/" + result.scenarios[i].run_dir;
+            }
+
+            const std::string table = RenderDetectionTable(rows, fp, flags->repeats);
+            *env.out << "\n" << table;
+            ReportOutputs outputs = flags->reports;
+            outputs.dir = flags->out;
+            Status written = WriteReports(result, outputs, *env.out);
+            std::ofstream(std::filesystem::path(flags->out) / "detection.md") << table;
+            if (!written.ok()) {
+              *env.err << "lockstep selftest: writing reports: " << written.ToString() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            if (interrupted) return ExitCode::kHarnessError;
+            const bool all_caught = std::all_of(rows.begin(), rows.end(), [](const DetectionRow& r) { return r.ok(); });
+            return all_caught && fp.false_positives == 0 ? ExitCode::kPassed : ExitCode::kCheckFailed;
+          }};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,29 @@
+// The tensor digest (docs/TRACE.md#digest) of bytes that live on a CUDA device, computed there:
+// level 1 (XXH3-128 of every 1 MiB chunk) runs as one thread block per chunk, and only the chunk
+// digests (16 bytes per MiB) come back to the host, where level 2 combines them exactly as
+// digest.cc does. The result is bit-identical to DigestBytes over the same bytes.
+// Built only when CUDA is found (library lockstep_cuda_digest).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+// `device_ptr` must point to `nbytes` bytes of device (or managed) memory, row-major; it may be
+// null when nbytes is 0. The work is queued on `stream` (ordered after what is already queued
+// there) and the call returns when the digest is known. CUDA errors come back as a Status.
+Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std::string_view dtype,
+                                     const std::vector<int64_t>& shape, cudaStream_t stream);
+
+// Whether a CUDA device can be used from this process; `why` says why not when it cannot.
+bool CudaDeviceAvailable(std::string* why);
+
+}  // namespace lockstep

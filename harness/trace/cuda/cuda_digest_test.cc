@@ -1,0 +1,106 @@
+// The CUDA digest on a real device against the CPU digest, on random buffers of odd sizes, from
+// aligned and misaligned device pointers. Skips, saying why, on a machine without a GPU
+// (digest_kernel_test.cc covers the kernel's logic on the CPU there).
+#include "harness/trace/cuda/cuda_digest.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/trace/digest.h"
+
+namespace lockstep {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+class CudaDigestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!CudaDeviceAvailable(&why)) GTEST_SKIP() << "no usable CUDA device: " << why;
+  }
+};
+
+// A device buffer freed at scope exit.
+struct DeviceBuffer {
+  explicit DeviceBuffer(size_t n) { ok = cudaMalloc(&ptr, n == 0 ? 1 : n) == cudaSuccess; }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  void* ptr = nullptr;
+  bool ok = false;
+};
+
+std::vector<uint8_t> RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> b(n);
+  for (auto& x : b) x = static_cast<uint8_t>(rng());
+  return b;
+}
+
+TEST_F(CudaDigestTest, MatchesCpuOnOddSizes) {
+  const std::vector<size_t> sizes = {0,        1,   3,        17,      129,      240,          241,
+                                     1000,     kMiB - 1, kMiB, kMiB + 7, 5 * kMiB + 13, 17 * kMiB + 5};
+  const std::vector<uint8_t> host = RandomBytes(17 * kMiB + 5 + 16, 42);
+  DeviceBuffer device(host.size());
+  ASSERT_TRUE(device.ok);
+  ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  for (size_t offset : {size_t{0}, size_t{1}, size_t{8}}) {  // 16-byte aligned, then two misalignments
+    for (size_t n : sizes) {
+      SCOPED_TRACE("size " + std::to_string(n) + " offset " + std::to_string(offset));
+      const std::vector<int64_t> shape = {static_cast<int64_t>(n)};
+      const auto* p = static_cast<const uint8_t*>(device.ptr) + offset;
+      Result<Digest128> gpu = DigestDeviceBuffer(p, n, "uint8", shape, nullptr);
+      ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+      EXPECT_EQ(gpu.value(), DigestBytes(host.data() + offset, n, "uint8", shape));
+    }
+  }
+}
+
+TEST_F(CudaDigestTest, DtypeAndShapeArePartOfTheDigest) {
+  const std::vector<uint8_t> host = RandomBytes(4096, 7);
+  DeviceBuffer device(host.size());
+  ASSERT_TRUE(device.ok);
+  ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  Result<Digest128> a = DigestDeviceBuffer(device.ptr, host.size(), "float32", {32, 32}, nullptr);
+  Result<Digest128> b = DigestDeviceBuffer(device.ptr, host.size(), "int32", {1024}, nullptr);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a.value(), b.value());
+  EXPECT_EQ(a.value(), DigestBytes(host.data(), host.size(), "float32", std::vector<int64_t>{32, 32}));
+}
+
+TEST_F(CudaDigestTest, OnAStreamAfterQueuedWork) {
+  // The digest must see what was queued on its stream before it, not stale bytes.
+  const size_t n = 3 * kMiB + 11;
+  const std::vector<uint8_t> host = RandomBytes(n, 9);
+  DeviceBuffer device(n);
+  ASSERT_TRUE(device.ok);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(device.ptr, 0, n, stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(device.ptr, host.data(), n, cudaMemcpyHostToDevice, stream), cudaSuccess);
+  Result<Digest128> gpu = DigestDeviceBuffer(device.ptr, n, "uint8", {static_cast<int64_t>(n)}, stream);
+  cudaStreamDestroy(stream);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_EQ(gpu.value(), DigestBytes(host.data(), n, "uint8", std::vector<int64_t>{static_cast<int64_t>(n)}));
+}
+
+TEST_F(CudaDigestTest, HostPointerIsAnError) {
+  const std::vector<uint8_t> host = RandomBytes(100, 1);
+  Result<Digest128> r = DigestDeviceBuffer(host.data(), host.size(), "uint8", {100}, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+}
+
+TEST_F(CudaDigestTest, NullPointerWithBytesIsAnError) {
+  Result<Digest128> r = DigestDeviceBuffer(nullptr, 16, "uint8", {16}, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace lockstep

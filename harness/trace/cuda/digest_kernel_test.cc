@@ -1,0 +1,143 @@
+// The GPU digest's logic, run on the CPU with the host C++ compiler: the XXH3-128 port against
+// libxxhash on sizes that hit every code path, and the kernel's thread-by-thread split of a
+// chunk against the library's chunk digest. This is what proves bit-identity on machines without
+// a GPU; cuda_digest_test.cc runs the real kernel where there is one.
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "harness/trace/cuda/digest_kernel.cuh"
+#include "harness/trace/cuda/xxh3_port.cuh"
+#include "harness/trace/digest.h"
+
+namespace lockstep {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+std::vector<uint8_t> RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> b(n);
+  for (auto& x : b) x = static_cast<uint8_t>(rng());
+  return b;
+}
+
+// Every boundary of XXH3's paths (0, 1-3, 4-8, 9-16, 17-128 in 32-byte steps, 129-240, then
+// the long loop: stripes, blocks of 1 KiB, the partial block), plus the sizes the GPU test uses.
+std::vector<size_t> PortSizes() {
+  std::vector<size_t> s = {0,   1,   2,   3,   4,   5,   7,    8,    9,    15,   16,   17,   31,   32,  33,
+                           63,  64,  65,  96,  97,  127, 128,  129,  130,  159,  160,  200,  239,  240, 241,
+                           255, 256, 257, 319, 320, 321, 1000, 1023, 1024, 1025, 1087, 1088, 2047, 2048, 2049,
+                           4095, 4096, 65536 + 3, kMiB - 1, kMiB, kMiB + 7};
+  return s;
+}
+
+::testing::AssertionResult SameHash(const xxh3::Hash128& port, const XXH128_hash_t& lib) {
+  if (port.low == lib.low64 && port.high == lib.high64) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << std::hex << "port " << port.high << ":" << port.low << " library "
+                                       << lib.high64 << ":" << lib.low64;
+}
+
+TEST(Xxh3PortTest, MatchesLibraryOnEveryPath) {
+  const std::vector<uint8_t> bytes = RandomBytes(kMiB + 64, 1);
+  for (size_t n : PortSizes()) {
+    SCOPED_TRACE("size " + std::to_string(n));
+    EXPECT_TRUE(SameHash(xxh3::Hash128WithSeed(bytes.data(), n, 0), XXH3_128bits(bytes.data(), n)));
+  }
+}
+
+TEST(Xxh3PortTest, MatchesLibraryWithSeeds) {
+  // Level 2 of the digest is seeded; long seeded inputs take the custom-secret path.
+  const std::vector<uint8_t> bytes = RandomBytes(8192, 2);
+  for (uint64_t seed : {uint64_t{1}, uint64_t{0x9e3779b97f4a7c15ULL}, ~uint64_t{0}}) {
+    for (size_t n : {size_t{0}, size_t{3}, size_t{8}, size_t{16}, size_t{100}, size_t{240}, size_t{241}, size_t{4000},
+                     size_t{8192}}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " size " + std::to_string(n));
+      EXPECT_TRUE(SameHash(xxh3::Hash128WithSeed(bytes.data(), n, seed), XXH3_128bits_withSeed(bytes.data(), n, seed)));
+    }
+  }
+}
+
+TEST(Xxh3PortTest, UnalignedInputs) {
+  const std::vector<uint8_t> bytes = RandomBytes(5000, 3);
+  for (size_t offset = 1; offset < 16; offset += 3) {
+    for (size_t n : {size_t{7}, size_t{129}, size_t{4000}}) {
+      EXPECT_TRUE(SameHash(xxh3::Hash128WithSeed(bytes.data() + offset, n, 0), XXH3_128bits(bytes.data() + offset, n)));
+    }
+  }
+}
+
+// Chunk `c` of a buffer, computed the way ChunkDigestKernel does it: every thread's round work,
+// then the eight lane scans, then the tail, with the kernel's shared-memory layout.
+xxh3::Hash128 ChunkLikeTheKernel(const uint8_t* data, size_t nbytes, size_t c) {
+  using namespace cuda_digest;
+  const uint8_t* chunk = data + c * kChunkBytes;
+  const size_t len = ChunkLength(nbytes, c);
+  if (len <= xxh3::kMidSizeMax) return xxh3::HashShort128(chunk, len, 0);
+  uint64_t key_words[xxh3::kBlockKeyWords];
+  for (size_t t = 0; t < xxh3::kBlockKeyWords; ++t) key_words[t] = xxh3::ReadLE64(xxh3::DefaultSecret() + 8 * t);
+  uint64_t lanes[8];
+  for (int t = 0; t < 8; ++t) lanes[t] = InitialLane(t);
+  uint64_t sums[kBlocksPerRound][8];
+  auto make_load = [](const uint8_t* block) {
+    return [block](size_t offset) {
+      return xxh3::LanePair{xxh3::ReadLE64(block + offset), xxh3::ReadLE64(block + offset + 8)};
+    };
+  };
+  const size_t full_blocks = xxh3::FullBlocks(len);
+  for (size_t r = 0; r < RoundCount(full_blocks); ++r) {
+    for (auto& row : sums) {
+      for (auto& x : row) x = 0xdeadbeefdeadbeefULL;  // a slot the round leaves unwritten must not be read
+    }
+    for (int t = 0; t < kThreadsPerChunk; ++t) RoundThreadWork(chunk, full_blocks, r, t, key_words, sums, make_load);
+    for (int t = 0; t < 8; ++t) lanes[t] = RoundScan(lanes[t], full_blocks, r, sums, t, ScrambleKey(t));
+  }
+  return xxh3::LongTail(lanes, chunk, len, xxh3::DefaultSecret(), xxh3::kSecretSize);
+}
+
+TEST(DigestKernelLogicTest, ChunksMatchTheLibrary) {
+  // Chunk lengths that end rounds early, exactly, and inside the tail.
+  const std::vector<uint8_t> bytes = RandomBytes(kMiB, 4);
+  for (size_t n : {size_t{241}, size_t{1024}, size_t{1025}, size_t{64 * 1024}, size_t{64 * 1024 + 1},
+                   size_t{65 * 1024 + 100}, kMiB - 1, kMiB}) {
+    SCOPED_TRACE("chunk " + std::to_string(n));
+    const xxh3::Hash128 h = ChunkLikeTheKernel(bytes.data(), n, 0);
+    const Digest128 want = DigestChunk(bytes.data(), n);
+    EXPECT_EQ(h.high, want.high);
+    EXPECT_EQ(h.low, want.low);
+  }
+}
+
+TEST(DigestKernelLogicTest, WholeDigestMatchesDigestBytesOnOddSizes) {
+  const std::vector<uint8_t> bytes = RandomBytes(5 * kMiB + 13, 5);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{17}, size_t{129}, size_t{240}, size_t{241}, size_t{1000},
+                   kMiB - 1, kMiB, kMiB + 7, kMiB + 240, kMiB + 241, 5 * kMiB + 13}) {
+    SCOPED_TRACE("size " + std::to_string(n));
+    const size_t chunks = cuda_digest::ChunkCount(n);
+    std::vector<Digest128> digests(chunks);
+    for (size_t c = 0; c < chunks; ++c) {
+      const xxh3::Hash128 h = ChunkLikeTheKernel(bytes.data(), n, c);
+      digests[c] = Digest128{h.high, h.low};
+    }
+    const std::vector<int64_t> shape = {static_cast<int64_t>(n)};
+    EXPECT_EQ(CombineChunkDigests(digests, DigestDescriptor("uint8", shape.data(), 1, n)),
+              DigestBytes(bytes.data(), n, "uint8", shape));
+  }
+}
+
+TEST(DigestKernelLogicTest, ChunkCountAndLengths) {
+  EXPECT_EQ(cuda_digest::ChunkCount(0), 1u);
+  EXPECT_EQ(cuda_digest::ChunkCount(1), 1u);
+  EXPECT_EQ(cuda_digest::ChunkCount(kMiB), 1u);
+  EXPECT_EQ(cuda_digest::ChunkCount(kMiB + 1), 2u);
+  EXPECT_EQ(cuda_digest::ChunkLength(kMiB + 7, 0), kMiB);
+  EXPECT_EQ(cuda_digest::ChunkLength(kMiB + 7, 1), 7u);
+  EXPECT_EQ(cuda_digest::ChunkLength(0, 0), 0u);
+  EXPECT_EQ(cuda_digest::kChunkBytes, kDigestChunkBytes);
+}
+
+}  // namespace
+}  // namespace lockstep

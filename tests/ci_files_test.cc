@@ -1,0 +1,359 @@
+// The CI files users copy (ci/github/*.yml, ci/slurm/lockstep.sbatch, docs/CI.md): the workflows
+// parse and have the structure GitHub Actions needs for a GPU job that always leaves its reports
+// behind, and every `lockstep` command line in them runs with this build: the subcommand exists
+// (`lockstep SUB --help` exits 0) and every --flag it passes is one that help lists.
+#include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "harness/cli/testing/run_program.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+
+const fs::path kSource = LOCKSTEP_SOURCE_DIR;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+YAML::Node LoadWorkflow(const std::string& name) {
+  try {
+    return YAML::LoadFile((kSource / "ci" / "github" / name).string());
+  } catch (const YAML::Exception& e) {
+    ADD_FAILURE() << name << ": " << e.what();
+    return YAML::Node();
+  }
+}
+
+std::string Scalar(const YAML::Node& node) { return node && node.IsScalar() ? node.as<std::string>() : ""; }
+
+// `if: always()` as GitHub reads it: with or without the ${{ }} wrapper.
+bool IsAlways(const YAML::Node& condition) {
+  static const std::regex always(R"(\s*(\$\{\{\s*)?always\(\)(\s*\}\})?\s*)");
+  return std::regex_match(Scalar(condition), always);
+}
+
+// The first step of `job` that uses the action `name` (any version), or an undefined node.
+YAML::Node StepUsing(const YAML::Node& job, const std::string& name) {
+  for (const YAML::Node& step : job["steps"]) {
+    if (Scalar(step["uses"]).rfind(name + "@", 0) == 0) return step;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+int StepIndex(const YAML::Node& job, const std::function<bool(const YAML::Node&)>& match) {
+  int i = 0;
+  for (const YAML::Node& step : job["steps"]) {
+    if (match(step)) return i;
+    ++i;
+  }
+  return -1;
+}
+
+bool RunContains(const YAML::Node& step, const std::string& text) {
+  return Scalar(step["run"]).find(text) != std::string::npos;
+}
+
+// Every job: a timeout, a container with every GPU, and Open MPI allowed to run as root (job or
+// workflow env: containers run as root).
+void ExpectGpuContainerJob(const YAML::Node& workflow, const std::string& job_name) {
+  SCOPED_TRACE(job_name);
+  const YAML::Node job = workflow["jobs"][job_name];
+  ASSERT_TRUE(job.IsMap());
+  EXPECT_FALSE(Scalar(job["timeout-minutes"]).empty());
+  EXPECT_THAT(Scalar(job["container"]["options"]), HasSubstr("--gpus all"));
+  EXPECT_FALSE(Scalar(job["container"]["image"]).empty());
+  for (const char* var : {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"}) {
+    const std::string value = job["env"][var] ? Scalar(job["env"][var]) : Scalar(workflow["env"][var]);
+    EXPECT_EQ(value, "1") << var;
+  }
+  EXPECT_GE(StepIndex(job, [](const YAML::Node& s) { return Scalar(s["uses"]).rfind("actions/checkout@", 0) == 0; }),
+            0);
+  EXPECT_GE(StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "ci/install-deps.sh"); }), 0);
+  EXPECT_GE(StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "ci/build.sh"); }), 0);
+}
+
+// The run directory goes up whatever happened, after the run.
+void ExpectUploadsOutAlways(const YAML::Node& job) {
+  const YAML::Node upload = StepUsing(job, "actions/upload-artifact");
+  ASSERT_TRUE(upload.IsDefined()) << "no actions/upload-artifact step";
+  EXPECT_TRUE(IsAlways(upload["if"])) << "upload: if: " << Scalar(upload["if"]);
+  EXPECT_THAT(Scalar(upload["with"]["path"]), MatchesRegex("out/?"));
+  const int run = StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "bin/lockstep run"); });
+  const int up = StepIndex(job, [](const YAML::Node& s) { return Scalar(s["uses"]).rfind("actions/upload-artifact@", 0) == 0; });
+  EXPECT_GE(run, 0);
+  EXPECT_GT(up, run);
+}
+
+// --- Every `lockstep` command line in the CI files ---
+
+struct Invocation {
+  std::string where;       // file and what in it, for messages
+  std::string subcommand;  // "run", or a top-level flag such as "--version"
+  std::vector<std::string> flags;
+};
+
+// Shell text: continuation lines joined; comment lines dropped (an example in a comment is not a
+// command this file runs).
+std::vector<std::string> LogicalLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string pending;
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find_first_not_of(" \t");
+    if (pending.empty() && first != std::string::npos && line[first] == '#') continue;
+    if (!line.empty() && line.back() == '\\') {
+      pending += line.substr(0, line.size() - 1) + " ";
+      continue;
+    }
+    lines.push_back(pending + line);
+    pending.clear();
+  }
+  if (!pending.empty()) lines.push_back(pending);
+  return lines;
+}
+
+// `.../bin/lockstep SUB ...` up to the end of that command (a pipe, ;, && or a closing quote of
+// the surrounding text ends it).
+void ExtractInvocations(const std::string& text, const std::string& where, std::vector<Invocation>* out) {
+  // A subcommand is a lower-case word, or a top-level flag (--version).
+  static const std::regex invocation(R"(bin/lockstep["']?[ \t]+([a-z][-a-z0-9]*|--[a-z][-a-z0-9]*)([^;|&`]*))");
+  static const std::regex flag(R"((^|[\s"'({=+:])(--[A-Za-z][-A-Za-z0-9]*))");
+  for (const std::string& line : LogicalLines(text)) {
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), invocation); it != std::sregex_iterator(); ++it) {
+      Invocation inv;
+      inv.where = where;
+      inv.subcommand = (*it)[1].str();
+      const std::string rest = (*it)[2].str();
+      for (auto f = std::sregex_iterator(rest.begin(), rest.end(), flag); f != std::sregex_iterator(); ++f) {
+        inv.flags.push_back((*f)[2].str());
+      }
+      out->push_back(inv);
+    }
+  }
+}
+
+std::vector<Invocation> WorkflowInvocations(const std::string& name) {
+  std::vector<Invocation> found;
+  const YAML::Node workflow = LoadWorkflow(name);
+  for (const auto& job : workflow["jobs"]) {
+    for (const YAML::Node& step : job.second["steps"]) {
+      const std::string where = name + " job " + job.first.as<std::string>() + " step " +
+                                (step["name"] ? Scalar(step["name"]) : Scalar(step["uses"]));
+      ExtractInvocations(Scalar(step["run"]), where, &found);
+      ExtractInvocations(Scalar(step["with"]["script"]), where + " (script)", &found);
+    }
+  }
+  return found;
+}
+
+bool HelpListsFlag(const std::string& help, const std::string& flag) {
+  const std::regex listed("(^|[\\s,\\[])" + flag + "([\\s=,\\]]|$)");
+  return std::regex_search(help, listed);
+}
+
+void ExpectEveryInvocationWorks(const std::vector<Invocation>& invocations) {
+  for (const Invocation& inv : invocations) {
+    SCOPED_TRACE(inv.where + ": lockstep " + inv.subcommand);
+    const bool top_level = inv.subcommand.rfind("-", 0) == 0;
+    std::vector<std::string> args;
+    if (!top_level) args.push_back(inv.subcommand);
+    args.push_back("--help");
+    const testing::ProgramResult help = testing::RunProgram(testing::LockstepBinary(), args, kSource);
+    EXPECT_EQ(help.exit_code, 0) << "`lockstep " << inv.subcommand << " --help` failed: " << help.err;
+    if (help.exit_code != 0) continue;
+    if (top_level) {
+      EXPECT_TRUE(HelpListsFlag(help.out, inv.subcommand)) << help.out;
+    }
+    for (const std::string& f : inv.flags) {
+      EXPECT_TRUE(HelpListsFlag(help.out, f)) << f << " is not a flag of `lockstep " << inv.subcommand << "`:\n"
+                                              << help.out;
+    }
+  }
+}
+
+std::set<std::string> Subcommands(const std::vector<Invocation>& invocations) {
+  std::set<std::string> subs;
+  for (const Invocation& inv : invocations) subs.insert(inv.subcommand);
+  return subs;
+}
+
+// --- The extractor itself, on text made for it ---
+
+TEST(CiFilesTest, ExtractorFindsSubcommandsAndFlags) {
+  std::vector<Invocation> found;
+  ExtractInvocations(
+      "# build/bin/lockstep commented --out x\n"
+      "build/bin/lockstep run $S --launcher \"$L\" ${B:+--backend \"$B\"} \\\n"
+      "  --out out --junit=out/j.xml && echo --not-this\n"
+      "\"$build/bin/lockstep\" --version\n"
+      "if [[ ! -x \"$build/bin/lockstep\" ]]; then echo \"no $build/bin/lockstep; build it\"; fi\n"
+      "const t = 'lockstep nightly failed'; const hint = '`build/bin/lockstep diff A B --json`';\n",
+      "text", &found);
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].subcommand, "run");
+  EXPECT_EQ(found[0].flags, (std::vector<std::string>{"--launcher", "--backend", "--out", "--junit"}));
+  EXPECT_EQ(found[1].subcommand, "--version");
+  EXPECT_EQ(found[2].subcommand, "diff");
+  EXPECT_EQ(found[2].flags, (std::vector<std::string>{"--json"}));
+  EXPECT_TRUE(HelpListsFlag("  --out TEXT  Run directory", "--out"));
+  EXPECT_FALSE(HelpListsFlag("  --output TEXT", "--out"));
+}
+
+// --- ci/github/lockstep.yml ---
+
+TEST(CiFilesTest, ReusableWorkflowStructure) {
+  const YAML::Node wf = LoadWorkflow("lockstep.yml");
+  ASSERT_TRUE(wf.IsMap());
+  const YAML::Node inputs = wf["on"]["workflow_call"]["inputs"];
+  ASSERT_TRUE(inputs.IsMap()) << "on.workflow_call.inputs";
+  for (const char* input : {"runner-labels", "scenarios", "backend", "launcher", "container-image"}) {
+    EXPECT_TRUE(inputs[input].IsMap()) << input;
+    EXPECT_FALSE(Scalar(inputs[input]["description"]).empty()) << input;
+  }
+  // Every input the jobs use is declared.
+  const std::string text = ReadFile(kSource / "ci/github/lockstep.yml");
+  static const std::regex used(R"(inputs\.([A-Za-z_][-A-Za-z0-9_]*))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), used); it != std::sregex_iterator(); ++it) {
+    EXPECT_TRUE(inputs[(*it)[1].str()].IsMap()) << "undeclared input " << (*it)[1];
+  }
+
+  ASSERT_EQ(wf["jobs"].size(), 1u);
+  const std::string job_name = (*wf["jobs"].begin()).first.as<std::string>();
+  const YAML::Node job = wf["jobs"][job_name];
+  ExpectGpuContainerJob(wf, job_name);
+  EXPECT_THAT(Scalar(job["runs-on"]), MatchesRegex(R"(\$\{\{\s*fromJSON\(inputs\.runner-labels\)\s*\}\})"));
+  EXPECT_THAT(Scalar(job["container"]["image"]), HasSubstr("inputs.container-image"));
+
+  const int run = StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "bin/lockstep run"); });
+  ASSERT_GE(run, 0);
+  const std::string command = Scalar(job["steps"][run]["run"]);
+  for (const char* part : {"--out out", "--junit out/junit.xml", "--markdown out/summary.md", "--html out/report.html",
+                           "--launcher", "--backend"}) {
+    EXPECT_THAT(command, HasSubstr(part));
+  }
+  // Inputs reach the shell through env, never pasted into the script (script injection).
+  EXPECT_THAT(command, Not(HasSubstr("${{")));
+
+  ExpectUploadsOutAlways(job);
+  const YAML::Node publish = StepUsing(job, "EnricoMi/publish-unit-test-result-action");
+  ASSERT_TRUE(publish.IsDefined()) << "no EnricoMi/publish-unit-test-result-action step";
+  EXPECT_TRUE(IsAlways(publish["if"])) << "publish: if: " << Scalar(publish["if"]);
+  EXPECT_EQ(Scalar(publish["with"]["files"]), "out/junit.xml");
+  EXPECT_GT(StepIndex(job, [](const YAML::Node& s) { return Scalar(s["uses"]).rfind("EnricoMi/", 0) == 0; }), run);
+  EXPECT_EQ(Scalar(wf["permissions"]["checks"]), "write");  // the action creates a check run
+}
+
+// --- ci/github/nightly.yml ---
+
+TEST(CiFilesTest, NightlyWorkflowStructure) {
+  const YAML::Node wf = LoadWorkflow("nightly.yml");
+  ASSERT_TRUE(wf.IsMap());
+  const YAML::Node schedule = wf["on"]["schedule"];
+  ASSERT_TRUE(schedule.IsSequence() && schedule.size() >= 1) << "on.schedule";
+  EXPECT_THAT(Scalar(schedule[0]["cron"]), MatchesRegex(R"(\S+ \S+ \S+ \S+ \S+)"));
+  EXPECT_TRUE(wf["on"]["workflow_dispatch"].IsDefined());
+
+  // The job that runs the suite against the golden files.
+  std::string run_job;
+  for (const auto& job : wf["jobs"]) {
+    if (StepIndex(job.second, [](const YAML::Node& s) { return RunContains(s, "bin/lockstep run"); }) >= 0) {
+      run_job = job.first.as<std::string>();
+    }
+  }
+  ASSERT_FALSE(run_job.empty()) << "no job runs `lockstep run`";
+  ExpectGpuContainerJob(wf, run_job);
+  const YAML::Node job = wf["jobs"][run_job];
+  const int run = StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "bin/lockstep run"); });
+  const std::string command = Scalar(job["steps"][run]["run"]);
+  EXPECT_THAT(command, HasSubstr("--check golden"));
+  EXPECT_THAT(command, HasSubstr("--fixtures fixtures"));
+  EXPECT_TRUE(fs::is_directory(kSource / "fixtures" / "golden"));
+  ExpectUploadsOutAlways(job);
+
+  // On failure: one issue with a fixed title, commented on while open instead of duplicated.
+  std::string issue_job;
+  for (const auto& j : wf["jobs"]) {
+    if (Scalar(j.second["if"]).find("failure()") != std::string::npos) issue_job = j.first.as<std::string>();
+  }
+  ASSERT_FALSE(issue_job.empty()) << "no job with if: failure()";
+  const YAML::Node issue = wf["jobs"][issue_job];
+  EXPECT_FALSE(Scalar(issue["timeout-minutes"]).empty());
+  const YAML::Node needs = issue["needs"];
+  EXPECT_TRUE(Scalar(needs) == run_job || (needs.IsSequence() && needs.size() == 1 && Scalar(needs[0]) == run_job));
+  EXPECT_EQ(Scalar(issue["permissions"]["issues"]), "write");
+  const YAML::Node script_step = StepUsing(issue, "actions/github-script");
+  ASSERT_TRUE(script_step.IsDefined());
+  const std::string script = Scalar(script_step["with"]["script"]);
+  EXPECT_THAT(script, HasSubstr("const title = 'lockstep nightly failed'"));
+  EXPECT_THAT(script, HasSubstr("state: 'open'"));
+  EXPECT_THAT(script, HasSubstr("issue.title === title"));
+  EXPECT_THAT(script, HasSubstr("issues.createComment"));
+  EXPECT_THAT(script, HasSubstr("issues.create("));
+}
+
+// --- ci/slurm/lockstep.sbatch ---
+
+TEST(CiFilesTest, SlurmBatchScript) {
+  const fs::path path = kSource / "ci/slurm/lockstep.sbatch";
+  const std::string text = ReadFile(path);
+  for (const char* directive : {"#SBATCH --nodes=", "#SBATCH --ntasks-per-node=", "#SBATCH --gpus-per-node=",
+                                "#SBATCH --time="}) {
+    EXPECT_THAT(text, HasSubstr(directive));
+  }
+  // Nothing site-specific runs: module loads are comments only.
+  for (const std::string& line : LogicalLines(text)) EXPECT_THAT(line, Not(HasSubstr("module load"))) << line;
+  // One lockstep process starts every scenario as a job step (docs/CI.md says why not --launcher none).
+  EXPECT_THAT(text, HasSubstr("--launcher srun"));
+  const testing::ProgramResult syntax = testing::RunProgram("/bin/bash", {"-n", path.string()}, kSource);
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
+}
+
+// --- Every lockstep command in them exists and takes the flags it is given ---
+
+TEST(CiFilesTest, EveryLockstepCommandExistsWithItsFlags) {
+  std::vector<Invocation> all;
+  for (const char* workflow : {"lockstep.yml", "nightly.yml"}) {
+    std::vector<Invocation> found = WorkflowInvocations(workflow);
+    EXPECT_TRUE(Subcommands(found).count("run")) << workflow << " runs no `lockstep run`";
+    all.insert(all.end(), found.begin(), found.end());
+  }
+  std::vector<Invocation> sbatch;
+  ExtractInvocations(ReadFile(kSource / "ci/slurm/lockstep.sbatch"), "lockstep.sbatch", &sbatch);
+  EXPECT_TRUE(Subcommands(sbatch).count("run")) << "lockstep.sbatch runs no `lockstep run`";
+  all.insert(all.end(), sbatch.begin(), sbatch.end());
+  // docs/CI.md's examples are what users type.
+  std::vector<Invocation> docs;
+  ExtractInvocations(ReadFile(kSource / "docs/CI.md"), "docs/CI.md", &docs);
+  EXPECT_FALSE(docs.empty());
+  all.insert(all.end(), docs.begin(), docs.end());
+
+  ExpectEveryInvocationWorks(all);
+}
+
+TEST(CiFilesTest, AnUnknownSubcommandOrFlagIsCaught) {
+  // The check above must be able to fail.
+  EXPECT_NONFATAL_FAILURE(ExpectEveryInvocationWorks({{"made up", "frobnicate", {}}}), "--help` failed");
+  EXPECT_NONFATAL_FAILURE(ExpectEveryInvocationWorks({{"made up", "run", {"--no-such-flag"}}}),
+                          "--no-such-flag is not a flag of `lockstep run`");
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,179 @@
+// `lockstep run` end to end: real ranks under mpirun (or the local spawn), real traces, real
+// checkers, report.json. Each test uses its own run directory under the build tree.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "harness/cli/testing/run_program.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::LockstepBinary;
+using testing::ProgramResult;
+using testing::RunProgram;
+
+fs::path RunDir(const std::string& name) {
+  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "e2e" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir;
+}
+
+nlohmann::json ReadReport(const fs::path& dir) {
+  std::ifstream in(dir / "report.json");
+  EXPECT_TRUE(in.good()) << "no report.json in " << dir;
+  return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
+}
+
+// Processes whose command line mentions `marker` (our run directory): none may survive a run.
+std::vector<int> ProcessesMentioning(const std::string& marker) {
+  std::vector<int> pids;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(marker) != std::string::npos && std::stoi(name) != getpid()) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+ProgramResult Lockstep(const std::vector<std::string>& args) {
+  return RunProgram(LockstepBinary(), args, LOCKSTEP_SOURCE_DIR);
+}
+
+const nlohmann::json* FindingOf(const nlohmann::json& scenario, const std::string& checker) {
+  for (const auto& f : scenario["findings"]) {
+    if (f["checker"] == checker) return &f;
+  }
+  return nullptr;
+}
+
+TEST(EndToEndTest, CleanRunsOfEveryModePassEveryDefaultChecker) {
+  const fs::path dir = RunDir("clean_modes");
+  ProgramResult r = Lockstep({"run", "scenarios/clean/ddp_mlp.yaml", "scenarios/clean/zero1_mlp.yaml",
+                              "scenarios/clean/ddp_slices2.yaml", "scenarios/clean/zero1_slices2.yaml",
+                              "--out", dir.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json report = ReadReport(dir);
+  ASSERT_EQ(report["scenarios"].size(), 4u);
+  for (const auto& s : report["scenarios"]) {
+    EXPECT_EQ(s["outcome"], "pass") << s.dump(2);
+    EXPECT_EQ(s["ranks"], 4);
+    bool reference = false;
+    for (const auto& c : s["checkers"]) reference |= c["checker"] == "reference";
+    EXPECT_TRUE(reference) << "clean multi-rank runs are compared with their 1-rank run";
+  }
+}
+
+TEST(EndToEndTest, RankKilledAtStep3IsACrashNamingItAndTheStep) {
+  const fs::path dir = RunDir("crash");
+  const auto start = std::chrono::steady_clock::now();
+  ProgramResult r = Lockstep({"run", "fixtures/e2e/crash_sigkill.yaml", "--out", dir.string()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << "the crash was expected: xfail\n" << r.out << r.err;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "xfail") << s.dump(2);
+  const nlohmann::json* crash = FindingOf(s, "crash");
+  ASSERT_NE(crash, nullptr) << s.dump(2);
+  EXPECT_EQ((*crash)["ranks"], nlohmann::json::array({1}));
+  EXPECT_EQ((*crash)["step"], 3);
+  EXPECT_LT(seconds, 30.0) << "a crash must be reported within seconds";
+  EXPECT_TRUE(ProcessesMentioning(dir.string()).empty());
+}
+
+TEST(EndToEndTest, BlockedRankIsAHangNamingItWithinTheTimeout) {
+  const fs::path dir = RunDir("hang");
+  const auto start = std::chrono::steady_clock::now();
+  ProgramResult r = Lockstep({"run", "fixtures/e2e/hang.yaml", "--out", dir.string()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "xfail") << s.dump(2);
+  const nlohmann::json* hang = FindingOf(s, "hang");
+  ASSERT_NE(hang, nullptr) << s.dump(2);
+  EXPECT_EQ((*hang)["ranks"], nlohmann::json::array({1}));
+  // hang_timeout_s = 3: found within the timeout plus 5 s, after the ranks' start-up.
+  EXPECT_LT(s["duration_s"].get<double>(), 3.0 + 5.0 + 10.0) << "start-up included";
+  EXPECT_LT(seconds, 40.0);
+  EXPECT_TRUE(ProcessesMentioning(dir.string()).empty()) << "no process may survive a hang";
+}
+
+TEST(EndToEndTest, SigintMidRunStopsTheRanksAndStillWritesTheReport) {
+  const fs::path dir = RunDir("sigint");
+  const std::string binary = LockstepBinary().string();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (chdir(LOCKSTEP_SOURCE_DIR) != 0) _exit(127);
+    execl(binary.c_str(), binary.c_str(), "run", "fixtures/e2e/long_clean.yaml", "--out", dir.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the ranks are training (a step record exists), then interrupt.
+  const fs::path trace = dir / "long_clean" / "traces" / "rank-0.trace";
+  for (int i = 0; i < 300 && !(fs::exists(trace) && fs::file_size(trace) > 4096); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(fs::exists(trace)) << "the run never started";
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "an interrupted run is not a pass";
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["reason"].get<std::string>().find("interrupted"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(ProcessesMentioning(dir.string()).empty()) << "no process may survive SIGINT";
+}
+
+TEST(EndToEndTest, GlooAndMpiGiveIdenticalResults) {
+  const fs::path mpi = RunDir("backend_mpi"), gloo = RunDir("backend_gloo");
+  ProgramResult a = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "mpi", "--out", mpi.string()});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  ProgramResult b = Lockstep(
+      {"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "gloo", "--launcher", "local", "--out", gloo.string()});
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  ProgramResult diff = Lockstep({"diff", mpi.string(), gloo.string()});
+  EXPECT_EQ(diff.exit_code, 0) << diff.out << diff.err;
+  EXPECT_NE(diff.out.find("identical"), std::string::npos) << diff.out;
+}
+
+TEST(EndToEndTest, FailFastStopsEveryRankAtTheFirstDivergentStep) {
+  const fs::path dir = RunDir("fail_fast");
+  ProgramResult r = Lockstep({"run", "fixtures/e2e/bitflip_fail_fast.yaml", "--fail-fast", "--out", dir.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "xfail") << s.dump(2);
+  // Every rank's trace ends at step 3: the mismatch was found live.
+  for (int rank = 0; rank < 3; ++rank) {
+    std::ifstream in(dir / "bitflip_fail_fast" / "traces" / ("rank-" + std::to_string(rank) + ".trace"));
+    int64_t last_step = -1;
+    std::string line;
+    while (std::getline(in, line)) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.value("type", "") == "step") last_step = j["step"].get<int64_t>();
+    }
+    EXPECT_EQ(last_step, 3) << "rank " << rank;
+  }
+}
+
+TEST(EndToEndTest, InvalidScenarioRunsNothing) {
+  const fs::path dir = RunDir("invalid");
+  ProgramResult r = Lockstep({"run", "fixtures/bad_scenarios", "--out", dir.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir)) << "nothing may be written when a scenario is invalid";
+}
+
+}  // namespace
+}  // namespace lockstep
