@@ -42,6 +42,10 @@ struct SeqGroup {
   std::vector<int> ranks;
 };
 
+bool CompletedStep(const RankTrace& trace, int64_t step) {
+  return step >= 0 && !trace.steps.empty() && trace.steps.back().step >= step;
+}
+
 }  // namespace
 
 std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) const {
@@ -63,11 +67,19 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
     for (uint64_t seq = 0; seq < end_seq; ++seq) {
       std::vector<SeqGroup> at;  // in rank order of first appearance
       int compared = 0;
+      // The step this seq belongs to, on the ranks that issued it.
+      int64_t seq_step = -1;
+      for (const auto& [rank, seqs] : by_rank) {
+        auto it = seqs.find(seq);
+        if (it != seqs.end() && (seq_step < 0 || it->second->step < seq_step)) seq_step = it->second->step;
+      }
       for (const auto& [rank, seqs] : by_rank) {
         auto it = seqs.find(seq);
         const CollectiveRecord* rec = it == seqs.end() ? nullptr : it->second;
-        // A sequence that stops because the rank died or hung says nothing about order.
-        if (!rec && !traces[rank].footer) continue;
+        // A sequence that stops because the rank died or hung says nothing about order, unless the
+        // rank finished the step the others issued this collective in: then it skipped it (and
+        // the others' extra collective is what hung the job).
+        if (!rec && !traces[rank].footer && !CompletedStep(traces[rank], seq_step)) continue;
         ++compared;
         auto g = std::find_if(at.begin(), at.end(), [&](const SeqGroup& x) {
           return (x.record == nullptr) == (rec == nullptr) && (!rec || SameFingerprint(*x.record, *rec));
@@ -96,7 +108,7 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
           parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs" : " run") + " an extra collective " +
                           Signature(*o.record) + " at step " + std::to_string(o.record->step) + "; " +
                           RankPhrase(ref.ranks) + " issued only " + std::to_string(seq) + " in group " + group +
-                          " and exited");
+                          (traces[ref.ranks.front()].footer ? " and exited" : " and went on past that step"));
         } else {
           parts.push_back(RankPhrase(o.ranks) + " issued only " + std::to_string(seq) + " collectives in group " +
                           group + " and exited, but " + RankPhrase(ref.ranks) +

@@ -96,6 +96,28 @@ TEST(CollectiveOrderCheckerTest, ACleanlyExitedRankWithAShorterSequence) {
       << f[0].message;
 }
 
+// Lightning#19106 in a multi-slice job: rank 1's extra world barrier at step 2 pairs with nothing,
+// the others finish step 2 and then wait for rank 1 in later collectives; nobody exits cleanly.
+TEST(CollectiveOrderCheckerTest, AnExtraCollectiveThatHungTheOthers) {
+  CannedRun run(4, 4);
+  for (int r = 0; r < 4; ++r) run.Cut(r, r == 1 ? 1 : 2);  // rank 1 never finished step 2
+  // With slices, a step's gradient sync runs in the slice groups, not in world.
+  for (int r : {0, 2, 3}) {
+    for (auto& c : run.traces[r].collectives) {
+      if (c.step == 2) c.group = "slice" + std::to_string(r / 2);
+    }
+  }
+  CollectiveRecord extra;
+  extra.op = "barrier";
+  extra.step = 2;
+  InsertExtra(run, 1, 3, extra);  // seqs 0..2 belong to steps 0 and 1 on every rank
+  auto f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_NE(f[0].message.find("went on past that step"), std::string::npos) << f[0].message;
+}
+
 TEST(CollectiveOrderCheckerTest, ARankThatDiedIsNotAnOrderProblem) {
   CannedRun run(4, 5);
   run.Cut(2, 2);

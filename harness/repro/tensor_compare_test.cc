@@ -120,7 +120,8 @@ TEST(TensorCompareTest, ComparesBitsNotValues) {
   EXPECT_EQ(to_nan.max_abs_diff, kInf);
   EXPECT_EQ(to_nan.max_rel_diff, kInf);
 
-  TensorComparison from_zero = CompareAcrossRanks({{0, torch::tensor({0.0, 4.0})}, {1, torch::tensor({1e-3, 4.0})}});
+  TensorComparison from_zero = CompareAcrossRanks(
+      {{0, torch::tensor({0.0, 4.0}, torch::kFloat64)}, {1, torch::tensor({1e-3, 4.0}, torch::kFloat64)}});
   EXPECT_DOUBLE_EQ(from_zero.max_abs_diff, 1e-3);
   EXPECT_EQ(from_zero.max_rel_diff, kInf);
   ASSERT_EQ(from_zero.first_differences.size(), 1u);
