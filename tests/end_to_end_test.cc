@@ -168,6 +168,37 @@ TEST(EndToEndTest, FailFastStopsEveryRankAtTheFirstDivergentStep) {
   }
 }
 
+TEST(EndToEndTest, BlessThenGoldenPassesAndATamperedGoldenFires) {
+  const fs::path dir = RunDir("golden"), fixtures = RunDir("golden_fixtures");
+  ProgramResult first = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--out", (dir / "a").string()});
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  ProgramResult bless = Lockstep({"bless", (dir / "a").string(), "--fixtures", fixtures.string()});
+  ASSERT_EQ(bless.exit_code, 0) << bless.out << bless.err;
+  ASSERT_NE(bless.out.find("blessed "), std::string::npos) << bless.out;
+
+  ProgramResult again = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--check", "golden", "--fixtures",
+                                  fixtures.string(), "--out", (dir / "b").string()});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+
+  // Change one stored loss: the same run no longer matches its golden file.
+  fs::path golden;
+  for (const auto& e : fs::recursive_directory_iterator(fixtures)) {
+    if (e.path().extension() == ".json") golden = e.path();
+  }
+  ASSERT_FALSE(golden.empty());
+  nlohmann::json g = nlohmann::json::parse(std::ifstream(golden));
+  for (auto& point : g["loss"]) {
+    if (point["step"] == 2) point["loss"] = point["loss"].get<double>() * 1.01;
+  }
+  std::ofstream(golden) << g.dump();
+  ProgramResult tampered = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--check", "golden", "--fixtures",
+                                     fixtures.string(), "--out", (dir / "c").string()});
+  EXPECT_EQ(tampered.exit_code, 1) << tampered.out << tampered.err;
+  nlohmann::json s = ReadReport(dir / "c")["scenarios"][0];
+  const nlohmann::json* f = FindingOf(s, "golden");
+  ASSERT_NE(f, nullptr) << s.dump(2);
+}
+
 TEST(EndToEndTest, InvalidScenarioRunsNothing) {
   const fs::path dir = RunDir("invalid");
   ProgramResult r = Lockstep({"run", "fixtures/bad_scenarios", "--out", dir.string()});

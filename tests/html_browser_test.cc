@@ -35,7 +35,11 @@ using testing::ProgramResult;
 
 constexpr int kBrowserTimeoutS = 120;
 
-const fs::path kArtifacts = fs::path(LOCKSTEP_BINARY_DIR) / "html_browser_test";
+// Each test writes under its own folder: ctest runs the tests of this binary side by side.
+fs::path ArtifactDir() {
+  return fs::path(LOCKSTEP_BINARY_DIR) / "html_browser_test" /
+         ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -61,8 +65,7 @@ std::string FindChromium() {
 // The report under test, as an absolute path.
 fs::path ReportUnderTest() {
   if (const char* env = std::getenv("LOCKSTEP_HTML_REPORT"); env && *env) return fs::absolute(env);
-  fs::create_directories(kArtifacts);
-  const fs::path html = kArtifacts / "mixed.html";
+  const fs::path html = ArtifactDir() / "mixed.html";
   Result<RunResult> result =
       ReadRunResultFile((fs::path(LOCKSTEP_SOURCE_DIR) / "fixtures/reports/mixed.report.json").string());
   EXPECT_TRUE(result.ok()) << result.status().ToString();
@@ -100,7 +103,7 @@ BrowserRun RunChromium(const std::string& chromium, const fs::path& page, const 
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("file://" + page.string());
   BrowserRun run;
-  run.result = testing::RunProgram("/usr/bin/timeout", args, kArtifacts);
+  run.result = testing::RunProgram("/usr/bin/timeout", args, ArtifactDir());
   std::error_code ec;
   fs::remove_all(profile, ec);
   for (const std::string& line : testing::Lines(run.result.err)) {
@@ -139,7 +142,7 @@ class HtmlBrowserTest : public ::testing::Test {
       GTEST_SKIP() << "chromium not found (Debian package chromium, installed by ci/install-deps.sh; or set "
                       "LOCKSTEP_CHROMIUM): the HTML report was not checked in a browser";
     }
-    fs::create_directories(kArtifacts);
+    fs::create_directories(ArtifactDir());
     page_ = ReportUnderTest();
     ASSERT_TRUE(fs::is_regular_file(page_)) << page_;
     std::cout << "report under test: " << page_.string() << "\n";
@@ -157,7 +160,7 @@ TEST_F(HtmlBrowserTest, RendersEveryChartWithDataAndNoConsoleError) {
   BrowserRun run = RunChromium(chromium_, page_, {"--dump-dom"});
   ASSERT_EQ(run.result.exit_code, 0) << "chromium failed:\n" << run.result.err;
   const std::string& dom = run.result.out;
-  std::ofstream(kArtifacts / (page_.stem().string() + ".dom.html")) << dom;
+  std::ofstream(ArtifactDir() / (page_.stem().string() + ".dom.html")) << dom;
   ASSERT_THAT(dom, HasSubstr("</html>")) << "no DOM dumped:\n" << run.result.err;
 
   // No error, uncaught or logged, in the page or in Chromium's console log.
@@ -183,7 +186,7 @@ TEST_F(HtmlBrowserTest, RendersEveryChartWithDataAndNoConsoleError) {
 }
 
 TEST_F(HtmlBrowserTest, ScreenshotIsKept) {
-  const fs::path shot = kArtifacts / (page_.stem().string() + ".png");
+  const fs::path shot = ArtifactDir() / (page_.stem().string() + ".png");
   fs::remove(shot);
   BrowserRun run = RunChromium(chromium_, page_,
                                {"--screenshot=" + shot.string(), "--window-size=1280,2000", "--hide-scrollbars"});
@@ -206,7 +209,7 @@ TEST_F(HtmlBrowserTest, AnErrorInThePageIsCaught) {
   ASSERT_NE(end, std::string::npos);
   source.insert(end, "<script>console.error('lockstep-test: logged');</script>\n"
                      "<script>lockstepNoSuchFunction();</script>\n");
-  const fs::path broken = kArtifacts / "broken.html";
+  const fs::path broken = ArtifactDir() / "broken.html";
   std::ofstream(broken) << source;
 
   BrowserRun run = RunChromium(chromium_, broken, {"--dump-dom"});

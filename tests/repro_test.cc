@@ -1,8 +1,9 @@
 // `lockstep repro` end to end: a run with an injected bitflip (rank 1, step 3, one element of
 // blocks.0.linear.weight), its repro on real ranks, the saved tensors and their comparison; and
-// the inputs repro refuses. The run and the repro happen once for the suite.
+// the inputs repro refuses.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,33 +35,34 @@ ProgramResult Lockstep(const std::vector<std::string>& args) {
 
 fs::path TensorsBinary() { return fs::path(LOCKSTEP_BINARY_DIR) / "bin" / "lockstep-tensors"; }
 
-class ReproBitflipTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(RunDir("repro_bitflip"));
-    run_ = new ProgramResult(Lockstep({"run", "fixtures/e2e/bitflip_fail_fast.yaml", "--out", dir_->string()}));
-    repro_ = new ProgramResult(Lockstep({"repro", dir_->string(), kScenario}));
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    delete run_;
-    delete repro_;
-  }
-  static fs::path TensorsDir() { return *dir_ / kScenario / "repro" / "tensors"; }
+// The bits of a float32 value as lockstep-tensors prints it: "-0.165881604 (0xbe29dcde)".
+unsigned long Bits(const std::string& text) {
+  const size_t at = text.find("(0x");
+  return at == std::string::npos ? 0 : std::stoul(text.substr(at + 3, 8), nullptr, 16);
+}
 
-  static fs::path* dir_;
-  static ProgramResult* run_;
-  static ProgramResult* repro_;
+// Runs the bitflip scenario and its repro into DIR = <build>/e2e/<name>.
+struct BitflipRepro {
+  explicit BitflipRepro(const std::string& name)
+      : dir(RunDir(name)),
+        run(Lockstep({"run", "fixtures/e2e/bitflip_fail_fast.yaml", "--out", dir.string()})),
+        repro(Lockstep({"repro", dir.string(), kScenario})) {}
+  fs::path TensorsDir() const { return dir / kScenario / "repro" / "tensors"; }
+
+  fs::path dir;
+  ProgramResult run;
+  ProgramResult repro;
 };
-fs::path* ReproBitflipTest::dir_ = nullptr;
-ProgramResult* ReproBitflipTest::run_ = nullptr;
-ProgramResult* ReproBitflipTest::repro_ = nullptr;
 
-TEST_F(ReproBitflipTest, ReproducesTheDifferenceAndSavesEveryRanksTensor) {
-  ASSERT_EQ(run_->exit_code, 0) << run_->out << run_->err;  // xfail: the injection was caught as expected
-  EXPECT_EQ(repro_->exit_code, 0) << repro_->out << repro_->err;
+// One test: ctest runs each test of a binary as a process of its own, in parallel, so a shared
+// fixture would run the scenario several times into the same folder.
+TEST(ReproBitflipTest, SavesEveryRanksTensorAndNamesTheTensorTheRankAndOneElement) {
+  const BitflipRepro r("repro_bitflip");
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.out << r.run.err;  // xfail: the injection was caught as expected
+  ASSERT_EQ(r.repro.exit_code, 0) << r.repro.out << r.repro.err;
+
   for (int rank = 0; rank < 3; ++rank) {
-    const fs::path rank_dir = TensorsDir() / ("rank-" + std::to_string(rank));
+    const fs::path rank_dir = r.TensorsDir() / ("rank-" + std::to_string(rank));
     EXPECT_TRUE(fs::is_regular_file(rank_dir / kTensorFile)) << rank_dir;
     std::ifstream in(rank_dir / "index.json");
     ASSERT_TRUE(in.good()) << rank_dir;
@@ -73,7 +75,7 @@ TEST_F(ReproBitflipTest, ReproducesTheDifferenceAndSavesEveryRanksTensor) {
   }
   // The ranks stopped cleanly after step 3: the repro's traces end there, with a footer.
   for (int rank = 0; rank < 3; ++rank) {
-    std::ifstream in(*dir_ / kScenario / "repro" / "traces" / ("rank-" + std::to_string(rank) + ".trace"));
+    std::ifstream in(r.dir / kScenario / "repro" / "traces" / ("rank-" + std::to_string(rank) + ".trace"));
     int64_t last_step = -1;
     bool footer = false;
     for (std::string line; std::getline(in, line);) {
@@ -85,22 +87,20 @@ TEST_F(ReproBitflipTest, ReproducesTheDifferenceAndSavesEveryRanksTensor) {
     EXPECT_EQ(last_step, 3) << "rank " << rank;
     EXPECT_TRUE(footer) << "rank " << rank;
   }
-}
 
-TEST_F(ReproBitflipTest, SummaryNamesTheTensorTheRankAndOneElement) {
-  const std::string& out = repro_->out;
+  const std::string& out = r.repro.out;
   EXPECT_NE(out.find("finding: replica_weights at step 3, rank 1, tensor blocks.0.linear.weight"), std::string::npos)
       << out;
   EXPECT_NE(out.find("param:blocks.0.linear.weight  float32"), std::string::npos) << out;
   EXPECT_NE(out.find("rank 1 differs from the majority, ranks 0, 2"), std::string::npos) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex(R"(\n  rank 1: 1 differing element of \d+, max abs diff)"))) << out;
   EXPECT_NE(out.find("1 of 1 tensor differs across ranks"), std::string::npos) << out;
-  EXPECT_NE(out.find("torch.load(\"" + (TensorsDir() / "rank-1" / kTensorFile).string() + "\")"), std::string::npos)
+  EXPECT_NE(out.find("torch.load(\"" + (r.TensorsDir() / "rank-1" / kTensorFile).string() + "\")"), std::string::npos)
       << out;
   EXPECT_NE(out.find("reproduced: the ranks differ after step 3"), std::string::npos) << out;
 
   // The same comparison as JSON: exactly one element, on rank 1 only.
-  ProgramResult json = RunProgram(TensorsBinary(), {"compare", TensorsDir().string(), "--json"}, LOCKSTEP_SOURCE_DIR);
+  ProgramResult json = RunProgram(TensorsBinary(), {"compare", r.TensorsDir().string(), "--json"}, LOCKSTEP_SOURCE_DIR);
   EXPECT_EQ(json.exit_code, 1) << json.err;
   const nlohmann::json j = nlohmann::json::parse(json.out);
   ASSERT_EQ(j["tensors"].size(), 1u);
@@ -111,22 +111,37 @@ TEST_F(ReproBitflipTest, SummaryNamesTheTensorTheRankAndOneElement) {
   ASSERT_EQ(t["differing_ranks"].size(), 1u);
   EXPECT_EQ(t["differing_ranks"][0]["rank"], 1);
   EXPECT_EQ(t["differing_ranks"][0]["differing_elements"], 1);
-  // The injection flips bit 22 of flat element 0: the bits on rank 1 differ from rank 0's in it alone.
+  // The injection flips bit 22 of flat element 0: rank 1's bits differ from rank 0's in it alone.
   ASSERT_EQ(t["first_differences"].size(), 1u);
   EXPECT_EQ(t["first_differences"][0]["flat_index"], 0);
   const std::string bits0 = t["first_differences"][0]["values"][0]["text"];
   const std::string bits1 = t["first_differences"][0]["values"][1]["text"];
-  const auto hex = [](const std::string& text) { return std::stoul(text.substr(text.find("(0x") + 3, 8), nullptr, 16); };
-  EXPECT_EQ(hex(bits0) ^ hex(bits1), 1ul << 22) << bits0 << " vs " << bits1;
+  EXPECT_EQ(Bits(bits0) ^ Bits(bits1), 1ul << 22) << bits0 << " vs " << bits1;
+
+  // The same scenario without its injection (a bug that does not come back): not reproduced.
+  const fs::path clean = r.dir / "no_injection.yaml";
+  {
+    std::ofstream yaml(clean);
+    yaml << "ranks: 3\nsteps: 8\nmodel: {kind: mlp, hidden: 32}\n";
+  }
+  ProgramResult again = Lockstep({"repro", r.dir.string(), kScenario, "--scenario-file", clean.string()});
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.out.find("param:blocks.0.linear.weight  float32 [32, 32]: identical on ranks 0, 1, 2"),
+            std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("not reproduced: the saved tensors are identical across ranks after step 3"),
+            std::string::npos)
+      << again.out;
 }
 
-TEST_F(ReproBitflipTest, PythonTorchLoadReadsTheSavedTensor) {
+TEST(ReproBitflipTest, PythonTorchLoadReadsTheSavedTensor) {
   if (RunProgram("/bin/sh", {"-c", "python3 -c 'import torch'"}, LOCKSTEP_SOURCE_DIR).exit_code != 0) {
-    GTEST_SKIP() << "python3 has no torch module here: the files' Python side is not checked (the format is "
-                    "torch::pickle_save's, which torch.load reads)";
+    GTEST_SKIP() << "python3 has no torch module here: the Python side of the saved files is not checked (they "
+                    "are written by torch::pickle_save, whose format torch.load reads)";
   }
-  ASSERT_EQ(repro_->exit_code, 0) << repro_->out << repro_->err;
-  const fs::path file = TensorsDir() / "rank-1" / kTensorFile;
+  const BitflipRepro r("repro_bitflip_python");
+  ASSERT_EQ(r.repro.exit_code, 0) << r.repro.out << r.repro.err;
+  const fs::path file = r.TensorsDir() / "rank-1" / kTensorFile;
   ProgramResult py = RunProgram(
       "/bin/sh",
       {"-c", "python3 -c 'import sys, torch; t = torch.load(sys.argv[1]); print(tuple(t.shape), t.dtype, "
@@ -134,19 +149,20 @@ TEST_F(ReproBitflipTest, PythonTorchLoadReadsTheSavedTensor) {
        file.string()},
       LOCKSTEP_SOURCE_DIR);
   ASSERT_EQ(py.exit_code, 0) << py.out << py.err;
-  ProgramResult json = RunProgram(TensorsBinary(), {"compare", TensorsDir().string(), "--json"}, LOCKSTEP_SOURCE_DIR);
+  ProgramResult json = RunProgram(TensorsBinary(), {"compare", r.TensorsDir().string(), "--json"}, LOCKSTEP_SOURCE_DIR);
   const nlohmann::json j = nlohmann::json::parse(json.out);
   const std::string text = j["tensors"][0]["first_differences"][0]["values"][1]["text"];
-  const std::string bits = text.substr(text.find("(0x") + 3, 8);
-  EXPECT_NE(py.out.find("torch.float32"), std::string::npos) << py.out;
-  EXPECT_NE(py.out.find(bits), std::string::npos) << py.out << " should show rank 1's bits " << bits;
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08lx", Bits(text));
+  EXPECT_NE(py.out.find("(32, 32) torch.float32 " + std::string(hex)), std::string::npos)
+      << py.out << " should show rank 1's bits " << hex;
 }
 
 // Inputs repro refuses, on a canned report (nothing runs).
 class ReproInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = RunDir("repro_inputs");
+    dir_ = RunDir(std::string("repro_inputs_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     fs::copy_file(fs::path(LOCKSTEP_SOURCE_DIR) / "fixtures" / "reports" / "mixed.report.json", dir_ / "report.json");
   }

@@ -48,6 +48,7 @@ Command AddValidateCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddListCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddRunCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddBlessCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReportCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReproCommand(CLI::App& app, const CommandEnvironment& env);

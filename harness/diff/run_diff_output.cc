@@ -1,8 +1,10 @@
 #include "harness/diff/run_diff_output.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 namespace lockstep {
@@ -43,8 +45,46 @@ std::string Plural(int64_t n, const char* word) {
 
 Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
-std::string TensorRankLine(const TensorRankDifference& d) {
-  std::string line = "rank " + std::to_string(d.rank) + ": ";
+std::string RanksLabel(const std::vector<int>& ranks) {
+  return ranks.size() == 1 ? "rank " + std::to_string(ranks[0]) : "ranks " + RanksText(ranks);
+}
+
+// Ranks whose difference reads the same (a replicated tensor that differs the same way on every
+// rank, as between an mpi and a gloo run) share one line.
+template <typename T, typename Same>
+std::vector<std::pair<std::vector<int>, const T*>> GroupRanks(const std::vector<T>& diffs, Same same) {
+  std::vector<std::pair<std::vector<int>, const T*>> groups;
+  for (const T& d : diffs) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return same(*g.second, d); });
+    if (it == groups.end()) {
+      groups.push_back({{d.rank}, &d});
+    } else {
+      it->first.push_back(d.rank);
+    }
+  }
+  return groups;
+}
+
+bool SameRecord(const std::optional<TensorRecord>& x, const std::optional<TensorRecord>& y) {
+  if (x.has_value() != y.has_value()) return false;
+  return !x || (x->digest == y->digest && x->dtype == y->dtype && x->numel == y->numel && SameValue(x->norm, y->norm));
+}
+
+template <typename Group>
+void RankLines(std::ostream& out, const std::vector<Group>& groups, const std::function<std::string(const Group&)>& text) {
+  size_t ranks_left = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (i < kMaxRankLines) {
+      out << "      " << RanksLabel(groups[i].first) << ": " << text(groups[i]) << "\n";
+    } else {
+      ranks_left += groups[i].first.size();
+    }
+  }
+  if (ranks_left > 0) out << "      ... and " << ranks_left << " more ranks\n";
+}
+
+std::string TensorRankText(const TensorRankDifference& d) {
+  std::string line;
   if (!d.a || !d.b) return line + "recorded " + d.what;
   if (d.what != "digest") line += d.what + "; ";
   line += "digest " + d.a->digest.ToHex() + " (A) vs " + d.b->digest.ToHex() + " (B); norm " + Exact(d.a->norm) +
@@ -70,12 +110,16 @@ void FirstDifferenceText(std::ostream& out, const ScenarioDiff& s) {
     std::vector<int> ranks;
     for (const LossDifference& l : step.losses) ranks.push_back(l.rank);
     out << "    loss differs on ranks " << RanksText(ranks) << ":\n";
-    for (size_t i = 0; i < step.losses.size() && i < kMaxRankLines; ++i) {
-      const LossDifference& l = step.losses[i];
-      out << "      rank " << l.rank << ": " << Exact(l.a) << " (A) vs " << Exact(l.b) << " (B), absolute difference "
-          << Short(l.abs_diff) << ", relative " << Short(l.rel_diff) << "\n";
-    }
-    if (step.losses.size() > kMaxRankLines) out << "      ... and " << step.losses.size() - kMaxRankLines << " more ranks\n";
+    using Group = std::pair<std::vector<int>, const LossDifference*>;
+    RankLines<Group>(out,
+                     GroupRanks(step.losses, [](const LossDifference& x, const LossDifference& y) {
+                       return SameValue(x.a, y.a) && SameValue(x.b, y.b);
+                     }),
+                     [](const Group& g) {
+                       const LossDifference& l = *g.second;
+                       return Exact(l.a) + " (A) vs " + Exact(l.b) + " (B), absolute difference " + Short(l.abs_diff) +
+                              ", relative " + Short(l.rel_diff);
+                     });
   } else if (step.gaps.size() < static_cast<size_t>(std::min(s.ranks_a, s.ranks_b))) {
     out << "    loss: the same on every rank that recorded the step\n";
   }
@@ -85,10 +129,12 @@ void FirstDifferenceText(std::ostream& out, const ScenarioDiff& s) {
   }
   const TensorDifference& t = step.tensors.front();
   out << "    tensor " << t.name << " (" << ToString(t.kind) << ") differs on ranks " << RanksText(t.Ranks()) << ":\n";
-  for (size_t i = 0; i < t.per_rank.size() && i < kMaxRankLines; ++i) {
-    out << "      " << TensorRankLine(t.per_rank[i]) << "\n";
-  }
-  if (t.per_rank.size() > kMaxRankLines) out << "      ... and " << t.per_rank.size() - kMaxRankLines << " more ranks\n";
+  using Group = std::pair<std::vector<int>, const TensorRankDifference*>;
+  RankLines<Group>(out,
+                   GroupRanks(t.per_rank, [](const TensorRankDifference& x, const TensorRankDifference& y) {
+                     return x.what == y.what && SameRecord(x.a, y.a) && SameRecord(x.b, y.b);
+                   }),
+                   [](const Group& g) { return TensorRankText(*g.second); });
   if (step.tensors.size() > 1) {
     out << "    also different at step " << step.step << " ("
         << Plural(static_cast<int64_t>(step.tensors.size() - 1), "more tensor") << "):";

@@ -67,6 +67,25 @@ TEST(RunDiffOutputTest, LongListsAreCapped) {
   EXPECT_THAT(text, HasSubstr("      ... and 4 more ranks\n"));
 }
 
+TEST(RunDiffOutputTest, RanksThatDifferTheSameWayShareALine) {
+  auto a = CannedTraces(4, 2);
+  auto b = CannedTraces(4, 2);
+  // The same new value on every rank, as a gloo run against an mpi run gives; rank 3 differs more.
+  for (int r = 0; r < 4; ++r) {
+    FindTensor(b, r, 1, TensorKind::kParam, "fc1.bias").digest = Digest128{1, 2};
+    FindTensor(b, r, 1, TensorKind::kParam, "fc1.bias").norm = 2.5;
+    b[r].steps[1].loss = r == 3 ? 2.0 : 1.0;
+  }
+  FindTensor(b, 3, 1, TensorKind::kParam, "fc1.bias").digest = Digest128{3, 4};
+  const std::string text = RunDiffText(Diff({DiffTraces("gloo", a, b)}));
+  EXPECT_THAT(text, HasSubstr("    loss differs on ranks [0, 1, 2, 3]:\n"
+                              "      ranks [0, 1, 2]: 1.25 (A) vs 1 (B), absolute difference 0.25, relative 0.2\n"
+                              "      rank 3: 1.25 (A) vs 2 (B), absolute difference 0.75, relative 0.375\n"));
+  EXPECT_THAT(text, HasSubstr("      ranks [0, 1, 2]: digest "));
+  EXPECT_THAT(text, HasSubstr("00000000000000010000000000000002 (B); norm 2.125 vs 2.5, relative difference 0.15\n"
+                              "      rank 3: digest "));
+}
+
 TEST(RunDiffOutputTest, GapsAndNotes) {
   const auto a = CannedTraces(2, 4);
   auto b = CannedTraces(2, 4);

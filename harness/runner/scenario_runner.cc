@@ -86,11 +86,13 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
-std::string PlatformFingerprint(const Scenario& scenario) {
+std::string PlatformFingerprint(const std::string& backend) {
   const BuildInfo& b = GetBuildInfo();
-  const std::string device = scenario.backend == Backend::kNccl ? "gpu" : "cpu-" + Slug(CpuModel());
-  return "libtorch-" + b.torch_version + "_" + ToString(scenario.backend) + "_" + device;
+  const std::string device = backend == "nccl" ? "gpu" : "cpu-" + Slug(CpuModel());
+  return "libtorch-" + b.torch_version + "_" + backend + "_" + device;
 }
+
+std::string PlatformFingerprint(const Scenario& scenario) { return PlatformFingerprint(ToString(scenario.backend)); }
 
 ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
     : options_(std::move(options)), listener_(listener) {}

@@ -41,5 +41,6 @@ class ScenarioRunner {
 
 // "libtorch-1.13.0_mpi_cpu-amd-epyc-7b13": what golden files are keyed by.
 std::string PlatformFingerprint(const Scenario& scenario);
+std::string PlatformFingerprint(const std::string& backend);
 
 }  // namespace lockstep
