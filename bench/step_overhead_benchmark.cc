@@ -50,9 +50,14 @@ double Median(std::vector<double> v) {
 
 enum class Mode { kPlain, kChecks, kFailFast };
 
-// The default transformer scenario (scenarios/clean/ddp_transformer.yaml), or a larger model on
-// the same settings and data: the default one is so small that fixed per-tensor costs dominate.
-Result<Scenario> LoadScenario(bool large) {
+// The configurations measured: the default transformer scenario as it is, the same data with a
+// ~100x larger model, and the default model on 8x the tokens per step. The checks cost about the
+// same per parameter whatever the data; the step costs per parameter and per token, so the two
+// variants show which way the overhead moves.
+enum class Config { kDefault, kLargeModel, kLargeBatch };
+
+// scenarios/clean/ddp_transformer.yaml (LOCKSTEP_BENCH_SCENARIO overrides the file), adjusted.
+Result<Scenario> LoadScenario(Config config) {
   const char* env = std::getenv("LOCKSTEP_BENCH_SCENARIO");
   const std::filesystem::path file =
       env ? std::filesystem::path(env)
@@ -65,12 +70,13 @@ Result<Scenario> LoadScenario(bool large) {
     for (const auto& d : diagnostics) text += "\n  " + d.ToString();
     return InvalidArgumentError(text);
   }
-  if (large) {
+  if (config == Config::kLargeModel) {
     // ~100x the parameters on the same data: per-tensor fixed costs stop dominating and the
     // checks' bandwidth-bound part shows.
     s->model.hidden = 256;
     s->model.layers = 4;
   }
+  if (config == Config::kLargeBatch) s->data.batch_per_rank *= 8;
   return s;
 }
 
@@ -234,9 +240,9 @@ Status TimedStep(SteppedRank& rank, bool mpi, std::vector<double>& total, std::v
 }
 
 // 1 rank: a thread-communicator world of one per trainer (no MPI in this process).
-void BM_StepOverhead(benchmark::State& state, bool large) {
+void BM_StepOverhead(benchmark::State& state, Config config) {
   torch::set_num_threads(1);  // as lockstep-rank: ranks share the cores
-  Result<Scenario> scenario = LoadScenario(large);
+  Result<Scenario> scenario = LoadScenario(config);
   if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
   ScratchDir dir("step");
   ThreadWorld plain_world(1), checked_world(1);
@@ -258,11 +264,11 @@ void BM_StepOverhead(benchmark::State& state, bool large) {
 }
 
 // Under mpirun -np 2: three trainers over three duplicates of MPI_COMM_WORLD.
-void BM_MpiStepOverhead(benchmark::State& state, bool large) {
+void BM_MpiStepOverhead(benchmark::State& state, Config config) {
   MpiCommunicator* world = bench::WorldOrSkip(state);
   if (!world) return;
   torch::set_num_threads(1);
-  Result<Scenario> scenario = LoadScenario(large);
+  Result<Scenario> scenario = LoadScenario(config);
   if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
   ScratchDir dir("mpistep-r" + std::to_string(world->rank()));
   std::vector<std::unique_ptr<SteppedRank>> ranks;
@@ -292,15 +298,19 @@ void BM_MpiStepOverhead(benchmark::State& state, bool large) {
 }
 
 // Fixed iterations: MPI ranks must agree on them, and each figure comes from that many paired
-// steps (the large model's step is ~80x the default one's here).
-BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, false)
+// steps (a step of the large model takes ~70x the default one's here, 8x the batch ~4x).
+BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, Config::kDefault)
     ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_StepOverhead, large_transformer, true)
+BENCHMARK_CAPTURE(BM_StepOverhead, large_model, Config::kLargeModel)
     ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_MpiStepOverhead, default_transformer, false)
+BENCHMARK_CAPTURE(BM_StepOverhead, large_batch, Config::kLargeBatch)
+    ->Iterations(100)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, default_transformer, Config::kDefault)
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_transformer, true)
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_model, Config::kLargeModel)
     ->Iterations(8)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_batch, Config::kLargeBatch)
+    ->Iterations(60)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lockstep

@@ -353,7 +353,14 @@ void LaunchRun::Watch() {
     return;
   }
   if (spec_.hang_timeout_s > 0 && SecondsSince(last_progress_) > spec_.hang_timeout_s) {
-    ending_ = LaunchEnding::kHang;
+    // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
+    // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
+    bool all_finished = true;
+    for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
+    const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
+    if (!all_finished || SecondsSince(last_progress_) > spec_.hang_timeout_s + exit_grace_s) {
+      ending_ = LaunchEnding::kHang;
+    }
   }
 }
 

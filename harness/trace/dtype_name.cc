@@ -16,6 +16,9 @@ std::string DtypeName(c10::ScalarType dtype) {
     case c10::ScalarType::Char: return "int8";
     case c10::ScalarType::Byte: return "uint8";
     case c10::ScalarType::Bool: return "bool";
+    case c10::ScalarType::ComplexHalf: return "complex32";
+    case c10::ScalarType::ComplexFloat: return "complex64";
+    case c10::ScalarType::ComplexDouble: return "complex128";
     default: break;
   }
   // Rare types (complex, quantized) keep c10's own name, lower-cased.

@@ -78,6 +78,8 @@ struct DesyncCase {
   int64_t onset;
 };
 
+void PrintTo(const DesyncCase& c, std::ostream* os) { *os << c.kind; }
+
 class InjectedDesyncTest : public ::testing::TestWithParam<DesyncCase> {};
 
 TEST_P(InjectedDesyncTest, NamedRankDivergesAtOnset) {

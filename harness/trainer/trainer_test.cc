@@ -55,6 +55,9 @@ struct ModeCase {
   OptimizerKind optimizer;
 };
 
+// Names the case in test output (and in ctest's test names) instead of dumping its bytes.
+void PrintTo(const ModeCase& c, std::ostream* os) { *os << c.name; }
+
 class TrainerModeTest : public ::testing::TestWithParam<ModeCase> {};
 
 // Documented tolerance (docs/SCENARIOS.md#reference): 1e-5 relative on the loss over 20 fp32
