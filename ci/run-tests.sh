@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs every test with ctest.
+# The test command: installs what is missing, builds, runs every test with ctest, then lists each
+# skipped test with its reason (a GPU-only test on a machine without a GPU, say).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -9,4 +10,17 @@ build_dir=${LOCKSTEP_BUILD_DIR:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 \
        OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1
 cd "$build_dir"
-ctest --output-on-failure --parallel "${LOCKSTEP_TEST_JOBS:-$(nproc)}" "$@"
+rc=0
+ctest --output-on-failure --parallel "${LOCKSTEP_TEST_JOBS:-$(nproc)}" "$@" | tee ctest-output.log || rc=$?
+
+# gtest prints "<file>:<line>: Skipped" and the reason before "[  SKIPPED ] <test>".
+echo
+echo "Skipped tests and why:"
+awk '/: Skipped$/ {getline reason; pending = reason; next}
+     /^\[  SKIPPED \]/ && pending != "" {sub(/^\[  SKIPPED \] /, ""); sub(/ \(.*$/, ""); print "  " $0 ": " pending; pending = ""}' \
+  Testing/Temporary/LastTest.log | sort -u
+passed=$(grep -c "   Passed " ctest-output.log || true)
+failed=$(grep -cE "\*\*\*(Failed|Timeout|Exception)|Not Run" ctest-output.log || true)
+skipped=$(grep -c "\*\*\*Skipped" ctest-output.log || true)
+echo "ctest: $passed passed, $failed failed, $skipped skipped"
+exit "$rc"
