@@ -148,11 +148,7 @@ class SteppedRank {
 
   // As rank_program.cc: one digest over the replicated tensors, all-gathered, compared.
   Status CompareAcrossRanks(const StepRecord& record) {
-    std::vector<Digest128> parts;
-    for (const auto& t : record.tensors) {
-      if (t.replicated) parts.push_back(t.digest);
-    }
-    const Digest128 d = CombineChunkDigests(parts, "lockstep.step");
+    const Digest128 d = StepDigest(record);
     torch::Tensor mine = torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64);
     torch::Tensor all = torch::empty({2 * recording_->size()}, torch::kInt64);
     LOCKSTEP_RETURN_IF_ERROR(recording_->AllGather(mine, all));

@@ -31,15 +31,6 @@ void MakeReference(Scenario& s) {
   s.expect_fail.clear();
 }
 
-// One digest over every replicated tensor of a step, for --fail-fast.
-Digest128 StepDigest(const StepRecord& record) {
-  std::vector<Digest128> parts;
-  for (const auto& t : record.tensors) {
-    if (t.replicated) parts.push_back(t.digest);
-  }
-  return CombineChunkDigests(parts, "lockstep.step");
-}
-
 class Rank {
  public:
   explicit Rank(const RankOptions& options) : options_(options) {}

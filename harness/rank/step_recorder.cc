@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "harness/trace/digest.h"
 #include "harness/trace/tensor_digest.h"
 
 namespace lockstep {
@@ -14,6 +15,14 @@ const auto kStart = std::chrono::steady_clock::now();
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+}
+
+Digest128 StepDigest(const StepRecord& record) {
+  std::vector<Digest128> parts;
+  for (const auto& t : record.tensors) {
+    if (t.replicated) parts.push_back(t.digest);
+  }
+  return CombineChunkDigests(parts, "lockstep.step");
 }
 
 StepRecorder::StepRecorder(TraceWriter* writer) : writer_(writer) {}

@@ -32,6 +32,9 @@ class StepRecorder : public CollectiveListener {
   Status status_;
 };
 
-double WallSeconds();  // since the process started recording
+double WallSeconds();
+
+// One digest over every replicated tensor of a step: what --fail-fast compares across ranks.
+Digest128 StepDigest(const StepRecord& record);  // since the process started recording
 
 }  // namespace lockstep
