@@ -1,122 +1,302 @@
 #!/usr/bin/env bash
 # Every GPU check in one command, on a machine with an NVIDIA GPU, the CUDA toolkit and a pip
-# torch built with CUDA (docs/GPU.md):
-#   ci/gpu-checks.sh [--build-dir DIR] [--no-doc]
-# 1. configures DIR (default build-gpu) against the pip wheel's LibTorch:
-#      -DTorch_DIR=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')/Torch
-#    and builds the GPU tests and lockstep-bench;
-# 2. runs the tests labelled gpu (the CUDA digest against the CPU digest on random buffers of odd
-#    sizes, aligned and not; CUDA tensors through DigestTensor), the NCCL communicator test
-#    (np 1 and 2; np 2 needs two GPUs and skips otherwise) and the CPU-side test of the kernel's
-#    logic;
-# 3. runs the GPU digest benchmark against a device-to-device copy (1 and 4 GiB);
-# 4. writes the results, with the date and the machine, into docs/GPU.md (between the
-#    "gpu-checks results" markers) unless --no-doc. Logs and JSON stay in out/gpu/.
-# Exit status: 0 when every check passed, 1 when one failed, 2 on a usage error, 3 when the
-# machine cannot run the checks (no GPU, no CUDA torch) or the build failed.
+# torch built with CUDA (docs/GPU.md). It needs no network when given --deps:
+#   ci/gpu-checks.sh [--deps DIR] [--build-dir DIR] [--torch-dir DIR] [--only LIST] [--no-doc]
+#                    [--build-only [--targets LIST]]
+#   --deps DIR     Debian packages fetched beforehand by ci/gpu-deps.sh (no apt, no network here):
+#                  unpacked with dpkg -x into BUILD_DIR/deps-root (never /), CMake pointed at it,
+#                  and only the shared libraries this machine lacks taken from there.
+#                  Without --deps, ci/install-deps.sh installs them with apt.
+#   --build-dir    default build-gpu
+#   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
+#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest
+#   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
+#                  --targets builds only those (comma-separated) instead of everything
+#   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
+# The checks, each an entry of docs/gpu-results.json:
+#   digest            CUDA digest bit-identical to the CPU on odd sizes and offsets (ctest -L gpu)
+#   digest_bandwidth  digest of 1 and 4 GiB against a device-to-device copy (target x_copy >= 0.8)
+#   sdpa              SDPA (flash kernel on CUDA) against naive attention, bf16 and fp32, fwd+bwd
+#   nccl              the NCCL communicator, one rank per GPU (np 1; np 2 needs two GPUs)
+#   suite             lockstep run scenarios/clean --launcher local on CUDA: 2 ranks sharing the
+#                     GPU over gloo, and nccl at one rank
+#   selftest          every injection caught at its onset on CUDA (gloo, local launcher)
+# Logs and JSON stay in out/gpu/. Exit status: 0 every check passed, 1 one failed, 2 usage error,
+# 3 the machine cannot run them (no GPU, no CUDA torch) or the build failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
+deps=""
+torch_dir=""
+only="digest,digest_bandwidth,sdpa,nccl,suite,selftest"
+build_only=0
+targets=""
 write_doc=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --build-dir) build_dir=$2; shift 2 ;;
+    --deps) deps=${2:?--deps needs a folder}; shift 2 ;;
+    --build-dir) build_dir=${2:?--build-dir needs a folder}; shift 2 ;;
+    --torch-dir) torch_dir=${2:?--torch-dir needs a folder}; shift 2 ;;
+    --only) only=${2:?--only needs a list}; shift 2 ;;
+    --build-only) build_only=1; shift ;;
+    --targets) targets=${2:?--targets needs a list}; shift 2 ;;
     --no-doc) write_doc=0; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    *) echo "ci/gpu-checks.sh: unknown argument $1" >&2; exit 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest)
+IFS=, read -r -a wanted <<<"$only"
+for c in "${wanted[@]}"; do
+  [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
+done
+want() { [[ ",$only," == *",$1,"* ]]; }
+if [[ -n $deps && ! -d $deps ]]; then
+  echo "ci/gpu-checks.sh: --deps $deps: no such folder (make it with ci/gpu-deps.sh)" >&2; exit 2
+fi
 build_dir=$(realpath -m "$build_dir")
 out=$root/out/gpu
 mkdir -p "$out"
-
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1
 
 fail() { echo "ci/gpu-checks.sh: $*" >&2; exit 3; }
-command -v nvidia-smi >/dev/null || fail "nvidia-smi not found: this machine has no NVIDIA driver"
-gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n 1) ||
-  fail "nvidia-smi sees no GPU"
-torch_info=$(python3 -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.compiled_with_cxx11_abi())') ||
-  fail "python3 has no torch (pip install torch with CUDA)"
-read -r torch_version torch_cuda torch_sees_gpu torch_abi <<<"$torch_info"
-[[ $torch_cuda != None ]] || fail "torch $torch_version is a CPU build"
-[[ $torch_sees_gpu == True ]] || fail "torch $torch_version does not see the GPU"
-# Debian's yaml-cpp, gtest and benchmark use the C++11 string ABI; a wheel built with the old one
-# cannot link against them.
-[[ $torch_abi == True ]] || fail "torch $torch_version was built with the pre-C++11 string ABI; use a wheel with the new ABI (torch >= 2.7)"
-torch_dir=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
 
-"$root/ci/install-deps.sh"
-generator=()
-if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTorch_DIR="$torch_dir" \
-  -DLOCKSTEP_ENABLE_CUDA=ON -DLOCKSTEP_BUILD_BENCH=ON >"$out/configure.log" 2>&1 ||
-  { tail -n 30 "$out/configure.log" >&2; fail "configure failed (see $out/configure.log)"; }
-grep -q "CUDA none" "$out/configure.log" && fail "CMake found no CUDA toolkit (see $out/configure.log)"
-targets=(cuda_digest_test cuda_tensor_digest_test digest_kernel_test lockstep-bench)
-grep -q "NCCL none" "$out/configure.log" || targets+=(comm_nccl_test)
-if ! cmake --build "$build_dir" --target "${targets[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
-  tail -n 30 "$out/build.log" >&2
-  fail "build failed (see $out/build.log)"
+# The interpreter that has torch: the first python3 on PATH may be another one. --build-only with
+# --torch-dir needs none (the offline test here has Debian's LibTorch but maybe no python torch).
+python=""
+for p in ${PYTHON:-} python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then python=$(command -v "$p"); break; fi
+done
+if [[ -z $python && ! ( $build_only -eq 1 && -n $torch_dir ) ]]; then
+  fail "no python3 with torch found (set PYTHON=/path/to/python3)"
 fi
 
-status=0
-# -L gpu: every test labelled gpu; -R: the NCCL communicator and the CPU-side kernel logic.
-ctest --test-dir "$build_dir" -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" || status=1
-ctest --test-dir "$build_dir" -R 'comm_nccl_test|^(Xxh3PortTest|DigestKernelLogicTest)\.' --output-on-failure 2>&1 |
-  tee "$out/ctest-nccl.log" || status=1
-"$build_dir/bin/lockstep-bench" --benchmark_filter=Cuda --benchmark_out="$out/cuda_bench.json" \
-  --benchmark_out_format=json 2>&1 | tee "$out/bench.log" || status=1
+gpu="none"
+torch_version="(from $torch_dir)" torch_cuda=none
+if [[ $build_only -eq 0 ]]; then
+  command -v nvidia-smi >/dev/null || fail "nvidia-smi not found: this machine has no NVIDIA driver"
+  gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n 1) ||
+    fail "nvidia-smi sees no GPU"
+fi
+if [[ -n $python ]]; then
+  torch_info=$("$python" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.compiled_with_cxx11_abi())')
+  read -r torch_version torch_cuda torch_sees_gpu torch_abi <<<"$torch_info"
+  if [[ $build_only -eq 0 ]]; then
+    [[ $torch_cuda != None ]] || fail "torch $torch_version is a CPU build"
+    [[ $torch_sees_gpu == True ]] || fail "torch $torch_version does not see the GPU"
+  fi
+  # Debian's yaml-cpp, gtest and benchmark use the C++11 string ABI; a wheel built with the old
+  # one cannot link against them.
+  [[ $torch_abi == True ]] || fail "torch $torch_version was built with the pre-C++11 string ABI; use a wheel with the new ABI (torch >= 2.7)"
+  if [[ -z $torch_dir ]]; then
+    torch_dir=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch
+  fi
+fi
+[[ -f $torch_dir/TorchConfig.cmake ]] || fail "no TorchConfig.cmake in $torch_dir"
 
-summary=$(python3 - "$out" <<'PY'
-import json, re, sys
-from pathlib import Path
-out = Path(sys.argv[1])
-lines = []
-for log in ("ctest-gpu.log", "ctest-nccl.log"):
-    text = (out / log).read_text()
-    m = re.search(r"\d+% tests passed, \d+ tests failed out of \d+", text)
-    lines.append(f"- `{log}`: {m.group(0) if m else 'no ctest summary (see the log)'}")
-    skipped = [l.strip() for l in text.splitlines() if "Skipped" in l or "***Not Run" in l]
-    lines += [f"  - {s}" for s in skipped]
-try:
-    doc = json.loads((out / "cuda_bench.json").read_text())
-    lines += ["", "| benchmark | time (ms) | GB/s | x_copy | x_copy_traffic |", "|---|---|---|---|---|"]
-    for b in doc["benchmarks"]:
-        if b.get("error_occurred"):
-            lines.append(f"| {b['name']} | error: {b.get('error_message', '?')} | | | |")
-            continue
-        gbps = b.get("bytes_per_second", 0) / 1e9
-        lines.append(f"| {b['name']} | {b['real_time']:.3f} | {gbps:.1f} | {b.get('x_copy', float('nan')):.2f} "
-                     f"| {b.get('x_copy_traffic', float('nan')):.2f} |")
-except (OSError, ValueError) as e:
-    lines.append(f"benchmark output unreadable: {e}")
-print("\n".join(lines))
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLOCKSTEP_ENABLE_CUDA=ON -DLOCKSTEP_BUILD_BENCH=ON)
+prefix_path=()
+
+# NCCL from the nvidia-nccl wheel when the CUDA prefix has none: the wheel ships libnccl.so.2 but
+# no libnccl.so for the linker, so a folder of links stands in for an NCCL install.
+nccl_wheel=$([[ -n $python ]] && "$python" -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+if [[ -n $nccl_wheel && -f $nccl_wheel/include/nccl.h && -z ${NCCL_HOME:-} ]]; then
+  mkdir -p "$build_dir/nccl/lib"
+  ln -sfn "$nccl_wheel/include" "$build_dir/nccl/include"
+  so=$(ls "$nccl_wheel"/lib/libnccl.so* | head -n 1)
+  ln -sf "$so" "$build_dir/nccl/lib/libnccl.so"
+  export NCCL_HOME=$build_dir/nccl
+  export LD_LIBRARY_PATH=$nccl_wheel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+
+# The Debian packages of --deps: unpacked into a prefix of our own, never into /.
+if [[ -n $deps ]]; then
+  deps=$(cd "$deps" && pwd)
+  ls "$deps"/*.deb >/dev/null 2>&1 || fail "--deps $deps holds no .deb files (make them with ci/gpu-deps.sh)"
+  droot=$build_dir/deps-root
+  if [[ -e $droot && ! -f $droot/.lockstep-deps-root ]]; then
+    fail "$droot exists and was not made by this script; not touching it"
+  fi
+  rm -rf "$droot"
+  mkdir -p "$droot"
+  touch "$droot/.lockstep-deps-root"
+  for f in "$deps"/*.deb; do
+    if command -v dpkg-deb >/dev/null 2>&1; then
+      dpkg-deb -x "$f" "$droot"
+    else  # a .deb is an ar archive holding data.tar.*
+      (tmp=$(mktemp -d) && cd "$tmp" && ar x "$f" && tar -xf data.tar.* -C "$droot" && rm -rf "$tmp")
+    fi
+  done
+  arch_lib=$droot/usr/lib/x86_64-linux-gnu
+  # A library of the prefix must never shadow the machine's own (newer) copy, neither through the
+  # library path nor through the RUNPATH CMake gives the programs: where the machine has the
+  # soname (and its file), the prefix's copy becomes a link to the machine's. What is left in the
+  # prefix is only what the machine lacks.
+  have=$(ldconfig -p 2>/dev/null | awk '{print $1, $NF}')
+  # ldconfig lists sonames (libzstd.so.1): the names programs load, which the packages ship as
+  # links to the real file. Re-pointing such a link at the machine's file is enough.
+  lacking=()
+  for lib in "$arch_lib"/lib*.so.* "$arch_lib"/openmpi/lib/lib*.so.*; do
+    [[ -e $lib ]] || continue
+    name=$(basename "$lib")
+    path=$(awk -v n="$name" '$1 == n {print $2; exit}' <<<"$have")
+    if [[ -n $path && -e $path ]]; then ln -sfn "$(realpath "$path")" "$lib"
+    elif [[ -L $lib ]]; then lacking+=("$name"); fi
+  done
+  echo "ci/gpu-checks.sh: from --deps, this machine lacks: ${lacking[*]:-nothing}"
+  export LD_LIBRARY_PATH=$arch_lib:$arch_lib/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export PATH=$droot/usr/bin:$PATH
+  # Open MPI finds its help files, plugins and mpirun's orted from its install prefix.
+  export OPAL_PREFIX=$droot/usr PMIX_INSTALL_PREFIX=$arch_lib/pmix2
+  # mpirun is an alternatives link that only the package's install script makes.
+  [[ -e $droot/usr/bin/mpirun ]] || ln -s mpirun.openmpi "$droot/usr/bin/mpirun"
+  prefix_path+=("$droot/usr")
+  mpi_inc=$arch_lib/openmpi/include
+  cmake_args+=(-DMPI_SKIP_COMPILER_WRAPPER=ON -DMPI_C_HEADER_DIR="$mpi_inc" -DMPI_C_LIB_NAMES=mpi
+               -DMPI_mpi_LIBRARY="$arch_lib/openmpi/lib/libmpi.so"
+               -DMPIEXEC_EXECUTABLE="$droot/usr/bin/orterun"
+               -DCMAKE_LIBRARY_PATH="$arch_lib" -DCMAKE_INCLUDE_PATH="$droot/usr/include")
+else
+  "$root/ci/install-deps.sh"
+fi
+if [[ ${#prefix_path[@]} -gt 0 ]]; then
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefix_path[*]}")")
+fi
+
+generator=()
+if command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]]; then generator=(-G Ninja); fi
+echo "ci/gpu-checks.sh: configuring $build_dir (torch $torch_version, CUDA $torch_cuda)"
+cmake -S "$root" -B "$build_dir" "${generator[@]}" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
+  { tail -n 40 "$out/configure.log" >&2; fail "configure failed (see $out/configure.log)"; }
+grep -E "^-- lockstep: " "$out/configure.log" || true
+if [[ $build_only -eq 0 ]] && grep -q "CUDA none" "$out/configure.log"; then
+  fail "CMake found no CUDA toolkit (see $out/configure.log)"
+fi
+echo "ci/gpu-checks.sh: building${targets:+ $targets}"
+target_args=()
+if [[ -n $targets ]]; then IFS=, read -r -a t <<<"$targets"; target_args=(--target "${t[@]}"); fi
+if ! cmake --build "$build_dir" "${target_args[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
+  grep -E "error|Error" "$out/build.log" | head -n 30 >&2 || true
+  tail -n 20 "$out/build.log" >&2
+  fail "build failed (see $out/build.log)"
+fi
+if [[ $build_only -eq 1 ]]; then
+  echo "ci/gpu-checks.sh: configured and built $build_dir (--build-only)"
+  exit 0
+fi
+
+bin=$build_dir/bin
+results=$out/results.jsonl
+: >"$results"
+status=0
+# record CHECK OUTCOME DETAIL [JSON-FIGURES]
+record() {
+  "$python" - "$results" "$@" <<'PY'
+import json, sys
+path, check, outcome, detail = sys.argv[1:5]
+figures = json.loads(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else {}
+with open(path, "a") as f:
+    f.write(json.dumps({"check": check, "outcome": outcome, "detail": detail, "figures": figures}) + "\n")
+PY
+  [[ $2 == passed ]] || status=1
+  echo "ci/gpu-checks.sh: $1: $2 ($3)"
+}
+ctest_summary() { grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -n 1 || echo "no ctest summary"; }
+run_ctest() {  # CHECK LOG ARGS...: passes when ctest passes and ran at least one test that did not skip
+  local check=$1 log=$2; shift 2
+  local rc=0
+  ctest --test-dir "$build_dir" --output-on-failure "$@" >"$out/$log" 2>&1 || rc=$?
+  local summary skipped
+  summary=$(ctest_summary "$out/$log")
+  skipped=$(grep -c '\*\*\*Skipped' "$out/$log" || true)
+  if [[ $rc -ne 0 ]]; then record "$check" failed "$summary; see out/gpu/$log"
+  elif grep -q 'out of 0$' <<<"$summary"; then record "$check" failed "no test ran; see out/gpu/$log"
+  elif [[ $skipped -gt 0 ]]; then record "$check" failed "$summary, $skipped skipped on a GPU machine; see out/gpu/$log"
+  else record "$check" passed "$summary"; fi
+}
+
+if want digest; then
+  run_ctest digest ctest-digest.log -R '^(cuda_digest_test|cuda_tensor_digest_test|digest_kernel_test)'
+fi
+
+if want digest_bandwidth; then
+  rc=0
+  "$bin/lockstep-bench" --benchmark_filter=Cuda --benchmark_out="$out/cuda_bench.json" \
+    --benchmark_out_format=json >"$out/bench.log" 2>&1 || rc=$?
+  figures=$("$python" - "$out/cuda_bench.json" <<'PY' || true
+import json, sys
+doc = json.load(open(sys.argv[1]))
+fig = {}
+for b in doc["benchmarks"]:
+    if b.get("error_occurred") or not b["name"].startswith("BM_CudaDigest"):
+        continue
+    gib = int(b["name"].split("bytes:")[1].split("/")[0]) >> 30
+    fig[f"x_copy_{gib}gib"] = round(b["x_copy"], 3)
+    fig[f"digest_gbps_{gib}gib"] = round(b["bytes_per_second"] / 1e9, 1)
+print(json.dumps(fig))
 PY
 )
-echo "$summary"
+  if [[ $rc -ne 0 || -z $figures ]]; then
+    record digest_bandwidth failed "lockstep-bench failed; see out/gpu/bench.log"
+  elif "$python" -c 'import json,sys; f=json.loads(sys.argv[1]); sys.exit(0 if f and all(v >= 0.8 for k, v in f.items() if k.startswith("x_copy")) else 1)' "$figures"; then
+    record digest_bandwidth passed "x_copy >= 0.8 at 1 and 4 GiB" "$figures"
+  else
+    record digest_bandwidth failed "x_copy under 0.8 (target)" "$figures"
+  fi
+fi
 
+if want sdpa; then
+  run_ctest sdpa ctest-sdpa.log -R '^(SdpaAttention|SdpaCuda)\.'
+fi
+
+if want nccl; then
+  run_ctest nccl ctest-nccl.log -R '^comm_nccl_test'
+fi
+
+if want suite; then
+  rc=0
+  "$root/ci/gpu-suite.sh" --bin "$bin" --out "$out" >"$out/suite.log" 2>&1 || rc=$?
+  detail=$(grep -E "^(ci/gpu-suite.sh:|[0-9]+ passed)" "$out/suite.log" | tr '\n' ' ' | cut -c1-400)
+  if [[ $rc -eq 0 ]]; then record suite passed "$detail"
+  else record suite failed "exit $rc: $detail; see out/gpu/suite.log"; fi
+fi
+
+if want selftest; then
+  rc=0
+  "$bin/lockstep" selftest --launcher local --backend gloo --device cuda --repeats 1 \
+    --out "$out/selftest" >"$out/selftest.log" 2>&1 || rc=$?
+  if [[ $rc -eq 0 ]]; then record selftest passed "$(tail -n 1 "$out/selftest.log")"
+  else record selftest failed "exit $rc: $(tail -n 1 "$out/selftest.log"); see out/gpu/selftest.log"; fi
+fi
+
+nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
 if [[ $write_doc -eq 1 ]]; then
-  doc=$root/docs/GPU.md
-  block=$(cat <<EOF
-<!-- gpu-checks results: written by ci/gpu-checks.sh, do not edit by hand -->
-Run on $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname): $gpu; torch $torch_version (CUDA $torch_cuda);
-exit status $status.
-
-$summary
-<!-- end gpu-checks results -->
-EOF
-)
-  python3 - "$doc" "$block" <<'PY'
-import re, sys
+  "$python" - "$root" "$results" "$started" "$gpu" "$driver" "$torch_version" "$torch_cuda" "${nccl_version:-none}" "$(hostname)" <<'PY'
+import json, re, sys
 from pathlib import Path
-doc, block = Path(sys.argv[1]), sys.argv[2]
+root, results, started, gpu, driver, torch_v, cuda_v, nccl_v, host = sys.argv[1:10]
+rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
+machine = {"gpu": gpu, "driver": driver, "torch": torch_v, "cuda": cuda_v, "nccl": nccl_v, "host": host}
+summary = {"schema": "lockstep.gpu-results/1", "date": started, "machine": machine,
+           "checks": {r["check"]: {k: r[k] for k in ("outcome", "detail", "figures")} for r in rows}}
+(Path(root) / "docs/gpu-results.json").write_text(json.dumps(summary, indent=2) + "\n")
+lines = [f"Run on {started} on {gpu}; driver {driver}; torch {torch_v} (CUDA {cuda_v}); NCCL {nccl_v}.", "",
+         "| check | outcome | detail | figures |", "|---|---|---|---|"]
+for r in rows:
+    figs = ", ".join(f"{k} {v}" for k, v in r["figures"].items())
+    lines.append(f"| {r['check']} | {r['outcome']} | {r['detail'].replace('|', '/')} | {figs} |")
+block = ("<!-- gpu-checks results: written by ci/gpu-checks.sh, do not edit by hand -->\n" + "\n".join(lines)
+         + "\n<!-- end gpu-checks results -->")
+doc = Path(root) / "docs/GPU.md"
 text = doc.read_text() if doc.exists() else "# GPU checks\n"
 pattern = re.compile(r"<!-- gpu-checks results.*?<!-- end gpu-checks results -->", re.S)
 text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
 doc.write_text(text)
 PY
-  echo "results written to docs/GPU.md"
+  echo "ci/gpu-checks.sh: results written to docs/GPU.md and docs/gpu-results.json"
 fi
+cat "$results"
 exit $status

@@ -42,7 +42,10 @@ endif()
 
 # Gloo: c10d's ProcessGroupGloo header includes <gloo/...>. A LibTorch that bundles gloo headers
 # (pip wheels do) needs nothing more; Debian's needs libgloo-dev.
-find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
+# The LibTorch's own gloo headers first: they match the gloo compiled into it. Other gloo headers
+# (Debian's, or those of ci/gpu-deps.sh's prefix) only when the LibTorch has none.
+find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
+find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h)
 find_library(LOCKSTEP_GLOO_LIBRARY gloo)
 if(LOCKSTEP_GLOO_INCLUDE_DIR)
   set(LOCKSTEP_HAVE_GLOO ON)
