@@ -21,10 +21,11 @@ if ! command -v "$cxx" >/dev/null 2>&1; then
 fi
 generator=()
 if command -v ninja >/dev/null 2>&1 && [[ ! -f "$build_dir/Makefile" ]]; then generator=(-G Ninja); fi
+mkdir -p "$build_dir"
 cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DLOCKSTEP_FUZZ_INSTRUMENT=ON \
-  -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -DLOCKSTEP_ENABLE_CUDA=OFF >"$build_dir.configure.log" 2>&1 || {
-  cat "$build_dir.configure.log"
+  -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -DLOCKSTEP_ENABLE_CUDA=OFF >"$build_dir/configure.log" 2>&1 || {
+  cat "$build_dir/configure.log"
   exit 1
 }
 if ! grep -q "LOCKSTEP_HAVE_LIBFUZZER:INTERNAL=1" "$build_dir/CMakeCache.txt"; then

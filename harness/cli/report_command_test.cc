@@ -107,6 +107,19 @@ TEST_F(ReportCommandTest, InvalidReportJsonIsAUsageErrorNamingTheFile) {
   EXPECT_THAT(future.err, HasSubstr("run/report.json"));
 }
 
+// `--html run/report.json` used to overwrite the report it rendered from.
+TEST_F(ReportCommandTest, AnOutputOnTheRunsOwnFilesIsRefused) {
+  fs::copy_file(kFixtures / "mixed.report.json", root_ / "run" / "report.json");
+  const std::string before = ReadFile(root_ / "run" / "report.json");
+  ProgramResult r = Lockstep({"report", "run", "--html", "run/report.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--html run/report.json: is the run directory's own report.json"));
+  ProgramResult inside = Lockstep({"report", "run", "--junit", "run/ddp_hang/traces/rank-0.trace"});
+  EXPECT_EQ(inside.exit_code, 2) << inside.out;
+  EXPECT_THAT(inside.err, HasSubstr("lies inside scenario ddp_hang's folder"));
+  EXPECT_EQ(ReadFile(root_ / "run" / "report.json"), before);
+}
+
 TEST_F(ReportCommandTest, AnUnwritableOutputIsAHarnessError) {
   fs::copy_file(kFixtures / "clean.report.json", root_ / "run" / "report.json");
   ProgramResult r = Lockstep({"report", "run", "--html", "missing-dir/r.html"});
