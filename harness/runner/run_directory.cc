@@ -63,7 +63,7 @@ bool IsWithin(const fs::path& inner, const fs::path& outer) {
 bool IsScenarioDirectory(const fs::path& dir) {
   std::error_code ec;
   if (fs::is_regular_file(dir / kScenarioMarkerFile, ec)) return true;
-  static const std::set<std::string> kLayout = {"traces", "logs", "reference", "repeat"};
+  static const std::set<std::string> kLayout = {"traces", "logs", "reference", "repeat", "repro"};
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     if (!kLayout.count(e.path().filename().string()) || !e.is_directory(ec)) return false;
   }

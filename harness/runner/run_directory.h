@@ -31,7 +31,7 @@ Status CheckReportOutput(const std::filesystem::path& run_dir, const std::vector
                          const std::string& flag, const std::filesystem::path& output);
 
 // Empties a scenario's folder for a new launch: removes it only when lockstep made it (its marker,
-// or, from before markers, nothing in it but traces/, logs/, reference/, repeat/), then creates it
+// or, from before markers, nothing in it but traces/, logs/, reference/, repeat/, repro/), then creates it
 // with its marker.
 Status ResetScenarioDirectory(const std::filesystem::path& dir);
 
