@@ -50,15 +50,18 @@ TEST_F(RunDirectoryTest, AFolderLockstepDidNotMakeIsNeverReplaced) {
 TEST_F(RunDirectoryTest, ANewOrEmptyDirectoryBecomesARunDirectory) {
   ASSERT_TRUE(PrepareRunDirectory(root_ / "new", {"a"}, false).ok());
   EXPECT_TRUE(fs::is_regular_file(root_ / "new" / kRunMarkerFile));
-  ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());  // empty
-  EXPECT_TRUE(fs::is_regular_file(root_ / kRunMarkerFile));
+  const fs::path empty = root_ / "empty";
+  fs::create_directories(empty);
+  ASSERT_TRUE(PrepareRunDirectory(empty, {"a"}, false).ok());
+  EXPECT_TRUE(fs::is_regular_file(empty / kRunMarkerFile));
   // Marked: a second run may go there, and replaces the scenario folders it made.
-  ASSERT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
-  Write(root_ / "a" / "traces" / "rank-0.trace", "old");
-  ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());
-  ASSERT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
-  EXPECT_FALSE(fs::exists(root_ / "a" / "traces" / "rank-0.trace"));
-  EXPECT_TRUE(fs::is_regular_file(root_ / "a" / kScenarioMarkerFile));
+  ASSERT_TRUE(ResetScenarioDirectory(empty / "a").ok());
+  Write(empty / "a" / "traces" / "rank-0.trace", "old");
+  Write(empty / "a" / "notes.txt", "lockstep made the folder, so its content is its own");
+  ASSERT_TRUE(PrepareRunDirectory(empty, {"a"}, false).ok());
+  ASSERT_TRUE(ResetScenarioDirectory(empty / "a").ok());
+  EXPECT_FALSE(fs::exists(empty / "a" / "traces" / "rank-0.trace"));
+  EXPECT_TRUE(fs::is_regular_file(empty / "a" / kScenarioMarkerFile));
 }
 
 // A run killed after this point must not leave the previous run's "1 passed" beside its traces.
