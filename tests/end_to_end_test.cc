@@ -205,6 +205,44 @@ TEST(EndToEndTest, NothingOutlivesASigkillOfTheHarnessMidHang) {
   ExpectNothingOutlivesASigkill(pid, dir, 2);
 }
 
+// SIGINT while the 1-rank reference run is going: the whole run stops, and the scenario's line
+// says so (it used to read only "[ ERROR] <id>: reference").
+TEST(EndToEndTest, SigintDuringTheReferenceRunSaysSo) {
+  const fs::path dir = RunDir("sigint_reference");
+  const std::string binary = LockstepBinary().string();
+  int out_pipe[2];
+  ASSERT_EQ(pipe(out_pipe), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    close(out_pipe[0]);
+    if (chdir(LOCKSTEP_SOURCE_DIR) != 0) _exit(127);
+    execl(binary.c_str(), binary.c_str(), "run", "fixtures/e2e/reference_interrupted.yaml", "--out", dir.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  const fs::path trace = dir / "reference_interrupted" / "reference" / "traces" / "rank-0.trace";
+  for (int i = 0; i < 3000 && !fs::exists(trace); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(trace)) << "the reference run never started";
+  kill(pid, SIGINT);
+  std::string console;
+  char buf[4096];
+  for (ssize_t n; (n = read(out_pipe[0], buf, sizeof buf)) > 0;) console.append(buf, static_cast<size_t>(n));
+  close(out_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_NE(console.find("[ ERROR] reference_interrupted: interrupted (SIGINT/SIGTERM) during the reference run"),
+            std::string::npos)
+      << console;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["reason"].get<std::string>().find("during the reference run"), std::string::npos) << s.dump(2);
+}
+
 TEST(EndToEndTest, GlooAndMpiGiveIdenticalResults) {
   const fs::path mpi = RunDir("backend_mpi"), gloo = RunDir("backend_gloo");
   ProgramResult a = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "mpi", "--out", mpi.string()});
