@@ -110,6 +110,42 @@ TEST_F(GoldenCheckerTest, NoPlatformIsAnError) {
   EXPECT_EQ(f[0].outcome, FindingOutcome::kError);
 }
 
+// A golden mean loss from a cut or missing trace would average fewer ranks than the run had.
+TEST_F(GoldenCheckerTest, BlessingRefusesTruncatedOrMissingTraces) {
+  auto cut = ReadTraceDir(kFixtures / "traces" / "truncated_rank1_step3", 2);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  Status written = WriteGolden(dir_, "cut", kPlatform, *cut);
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.message().find("cannot bless cut: rank 1 did not finish its trace"), std::string::npos)
+      << written.message();
+  EXPECT_FALSE(std::filesystem::exists(GoldenPath(dir_, "cut", kPlatform)));
+
+  CannedRun run(3, 3);
+  run.traces[2] = RankTrace{};
+  run.traces[2].missing = true;
+  run.traces[2].truncation_note = "rank-2.trace: missing";
+  Result<GoldenRecord> g = MakeGolden(run.traces, "m", kPlatform);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("rank 2 did not finish its trace (rank-2.trace: missing)"), std::string::npos)
+      << g.status().message();
+}
+
+TEST_F(GoldenCheckerTest, AGoldenFileWithANonIntegerStepOrDeepNestingIsAnError) {
+  std::filesystem::create_directories(dir_);
+  const std::string head = R"({"schema": "lockstep.golden/1", "scenario": "s", "platform": "p", )";
+  for (const std::string step : {"3.5", "null", "1e300"}) {
+    std::ofstream(dir_ / "g.json") << head << R"("loss": [{"step": )" << step
+                                   << R"(, "loss": 1.0}], "final_step": 1, "final_tensors": []})";
+    Result<GoldenRecord> g = ReadGolden(dir_ / "g.json");
+    ASSERT_FALSE(g.ok()) << step;
+    EXPECT_NE(g.status().message().find("loss[].step: expected an integer"), std::string::npos) << g.status().message();
+  }
+  std::ofstream(dir_ / "g.json") << head << R"("loss": )" << std::string(100000, '[') << std::string(100000, ']') << "}";
+  Result<GoldenRecord> deep = ReadGolden(dir_ / "g.json");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nested deeper than 64 levels"), std::string::npos) << deep.status().message();
+}
+
 TEST_F(GoldenCheckerTest, CommittedGoldenOfTheCleanFixtureMatches) {
   auto traces = ReadTraceDir(kFixtures / "traces" / "clean_4rank", 4);
   ASSERT_TRUE(traces.ok()) << traces.status().ToString();

@@ -11,6 +11,7 @@
 
 #include "checkers/internal/check_util.h"
 #include "checkers/loss_curve.h"
+#include "harness/core/untrusted_input.h"
 
 namespace lockstep {
 namespace {
@@ -43,6 +44,17 @@ std::filesystem::path GoldenPath(const std::filesystem::path& fixtures_dir, cons
 
 Result<GoldenRecord> MakeGolden(const std::vector<RankTrace>& traces, const std::string& scenario_id,
                                 const std::string& platform) {
+  // A cut or missing trace would make the golden mean loss average fewer ranks than the run had.
+  for (size_t r = 0; r < traces.size(); ++r) {
+    const RankTrace& t = traces[r];
+    if (t.missing || t.truncated || !t.footer) {
+      const std::string why = !t.truncation_note.empty() ? t.truncation_note
+                              : !t.footer             ? "rank " + std::to_string(r) + "'s trace has no footer"
+                                                      : "rank " + std::to_string(r) + "'s trace is incomplete";
+      return InvalidArgumentError("cannot bless " + scenario_id + ": rank " + std::to_string(r) +
+                                  " did not finish its trace (" + why + ")");
+    }
+  }
   GoldenRecord g;
   g.scenario_id = scenario_id;
   g.platform = platform;
@@ -93,10 +105,19 @@ std::string GoldenToJson(const GoldenRecord& g) {
 }
 
 Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return NotFoundError("no golden file " + path.string());
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadBoundedFile(path, kMaxGoldenBytes, "golden");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return NotFoundError("no golden file " + path.string());
+    return text.status();
+  }
+  if (std::optional<std::string> deep = FindJsonTooDeep(*text)) return InvalidArgumentError(path.string() + ": " + *deep);
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(path.string() + ": not JSON");
+  auto integer = [&](const json& v, const std::string& what) -> Result<int64_t> {
+    if (std::optional<int64_t> i = JsonInteger<int64_t>(v)) return *i;
+    return InvalidArgumentError(path.string() + ": " + what + ": expected " + IntegerRangeText<int64_t>() + ", got " +
+                                v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 40));
+  };
   try {
     if (j.value("schema", "") != kGoldenSchema) {
       return InvalidArgumentError(path.string() + ": schema '" + j.value("schema", "") + "', expected " + kGoldenSchema);
@@ -106,14 +127,18 @@ Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
     g.platform = j.value("platform", "");
     for (const json& e : j.at("loss")) {
       const json& v = e.at("loss");
-      g.loss[e.at("step").get<int64_t>()] = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+      LOCKSTEP_ASSIGN_OR_RETURN(int64_t step, integer(e.at("step"), "loss[].step"));
+      g.loss[step] = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
     }
-    g.final_step = j.at("final_step").get<int64_t>();
+    LOCKSTEP_ASSIGN_OR_RETURN(g.final_step, integer(j.at("final_step"), "final_step"));
     for (const json& e : j.at("final_tensors")) {
       GoldenTensor t;
       auto kind = TensorKindFromString(e.at("kind").get<std::string>());
       auto digest = Digest128::FromHex(e.at("digest").get<std::string>());
-      if (!kind || !digest) return InvalidArgumentError(path.string() + ": bad tensor entry " + e.dump());
+      if (!kind || !digest) {
+        return InvalidArgumentError(path.string() + ": bad tensor entry " +
+                                    e.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 200));
+      }
       t.kind = *kind;
       t.digest = *digest;
       t.name = e.at("name").get<std::string>();

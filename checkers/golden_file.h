@@ -36,10 +36,12 @@ struct GoldenRecord {
 std::filesystem::path GoldenPath(const std::filesystem::path& fixtures_dir, const std::string& scenario_id,
                                  const std::string& platform);
 
-// From a finished run: the mean loss curve, and the replicated tensors of the lowest rank with a
+// From a finished run (every rank's trace whole, with its footer; otherwise an error): the mean loss curve, and the replicated tensors of the lowest rank with a
 // trace at its last step (the replica checkers say whether the other ranks agree).
 Result<GoldenRecord> MakeGolden(const std::vector<RankTrace>& traces, const std::string& scenario_id,
                                 const std::string& platform);
+
+inline constexpr std::uintmax_t kMaxGoldenBytes = std::uintmax_t{64} << 20;
 
 std::string GoldenToJson(const GoldenRecord& golden);
 Result<GoldenRecord> ReadGolden(const std::filesystem::path& path);

@@ -14,6 +14,8 @@ packages=(
   libjs-chart.js                      # plots inlined into the HTML report
   libxml2-utils                       # xmllint: JUnit report checked against fixtures/reports/junit.xsd
   chromium                            # headless: the HTML report's browser test (tests/html_browser_test)
+  python3-torch                       # torch.load reads what `lockstep repro` saved (tests/repro_test)
+  clang                               # libFuzzer: the fuzz targets of fuzz/ (ci/fuzz.sh)
 )
 
 missing=()
@@ -30,12 +32,26 @@ sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-# Ubuntu ships Chromium only as a snap, which does not run in containers: without a chromium
-# package the browser test skips (and says why) instead of this script failing.
-if [[ " ${missing[*]} " == *" chromium "* ]] && ! apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-  echo "install-deps: no chromium package in this distribution; tests/html_browser_test will skip"
-  kept=()
-  for p in "${missing[@]}"; do [[ $p == chromium ]] || kept+=("$p"); done
-  missing=("${kept[@]}")
+# Whether the distribution has an installable package: its policy is read whole first. (Piped
+# straight into `grep -q`, apt-cache dies of SIGPIPE when grep exits at the first match, and
+# under pipefail that read as "no package": chromium was never installed.)
+has_candidate() {
+  local policy
+  policy=$(apt-cache policy "$1" 2>/dev/null || true)
+  [[ $policy =~ Candidate:\ [0-9] ]]
+}
+# Ubuntu ships Chromium only as a snap, which does not run in containers; a distribution without
+# python3-torch has no torch.load to check. Without them the browser test and the Python half of
+# the repro test skip (and say why) instead of this script failing.
+for optional in chromium python3-torch; do
+  if [[ " ${missing[*]} " == *" $optional "* ]] && ! has_candidate "$optional"; then
+    echo "install-deps: no $optional package in this distribution; the tests that need it will skip"
+    kept=()
+    for p in "${missing[@]}"; do [[ $p == "$optional" ]] || kept+=("$p"); done
+    missing=("${kept[@]}")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
 fi
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -3,6 +3,7 @@
 # skipped test with its reason (a GPU-only test on a machine without a GPU, say).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 ci/install-deps.sh
 ci/build.sh
 build_dir=${LOCKSTEP_BUILD_DIR:-build}
@@ -23,4 +24,12 @@ passed=$(grep -c "   Passed " ctest-output.log || true)
 failed=$(grep -cE "\*\*\*(Failed|Timeout|Exception)|Not Run" ctest-output.log || true)
 skipped=$(grep -c "\*\*\*Skipped" ctest-output.log || true)
 echo "ctest: $passed passed, $failed failed, $skipped skipped"
+
+# A short, bounded fuzz run of the readers of untrusted input (ci/fuzz.sh; 0 seconds skips it).
+# ctest has already replayed their seed corpus and every kept crash (fuzz_replay.*).
+fuzz_seconds=${LOCKSTEP_FUZZ_SECONDS:-10}
+if [[ $fuzz_seconds != 0 ]]; then
+  cd "$root"
+  ci/fuzz.sh "$fuzz_seconds" || rc=1
+fi
 exit "$rc"

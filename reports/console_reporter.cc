@@ -113,6 +113,10 @@ void ConsoleReporter::OnScenarioEnd(const ScenarioResult& result) {
   if (IsFailure(result.outcome)) {
     if (const Finding* f = KeyFinding(result)) {
       out_ << ": " << FindingHeadline(*f);
+      // A harness error's headline is only the checker's name ("reference"): say what broke.
+      if (f->outcome == FindingOutcome::kError && !f->message.empty()) {
+        out_ << ": " << f->message.substr(0, f->message.find('\n'));
+      }
       size_t others = 0;
       for (const Finding& g : result.findings) others += (&g != f && g.outcome != FindingOutcome::kExpected);
       if (others > 0) out_ << " (+" << others << " more)";

@@ -39,7 +39,7 @@ TEST(ConsoleReporterTest, PlainLinesForLogs) {
   EXPECT_THAT(text, HasSubstr("[ XFAIL] inject_skip_grad_allreduce 4.8s (expected: replica_weights step 3 tensor "
                               "fc1.weight ranks [1])\n"));
   EXPECT_THAT(text, HasSubstr("[ SKIP ] nccl_basic 0.0s: nccl backend needs a CUDA device; none found\n"));
-  EXPECT_THAT(text, EndsWith("1 passed, 5 failed, 1 xfail, 1 skipped\n"));
+  EXPECT_THAT(text, EndsWith("1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n"));
   testing::ExpectMatchesGolden(text, "mixed.console.txt");
 }
 
@@ -81,7 +81,37 @@ TEST(ConsoleReporterTest, SummaryCountsEveryFailureKind) {
             "[  FAILED  ] ddp_lr_blowup (fail)\n"
             "[  FAILED  ] ddp_launch_error (error)\n"
             "[  FAILED  ] ddp_hang (timeout)\n"
-            "1 passed, 5 failed, 1 xfail, 1 skipped\n");
+            "1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n");
+}
+
+// A run that only broke is not "0 passed, 1 failed": the system under test did not fail.
+TEST(ConsoleReporterTest, AHarnessErrorIsCountedAsAnErrorNotAFailure) {
+  RunResult run;
+  ScenarioResult s;
+  s.id = "ddp";
+  s.outcome = Outcome::kError;
+  s.reason = "the ranks could not be started";
+  run.scenarios.push_back(s);
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnRunEnd(run);
+  EXPECT_THAT(out.str(), EndsWith("\n0 passed, 0 failed, 1 error\n"));
+}
+
+// The reference run did not complete: the line says why, not only "reference".
+TEST(ConsoleReporterTest, AnErrorFindingSaysWhatBroke) {
+  ScenarioResult s;
+  s.id = "ddp";
+  s.outcome = Outcome::kError;
+  Finding f;
+  f.checker = "reference";
+  f.outcome = FindingOutcome::kError;
+  f.message = "the reference run did not complete: crash rank 0: killed by signal 9\nmore";
+  s.findings.push_back(f);
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnScenarioEnd(s);
+  EXPECT_EQ(out.str(), "[ ERROR] ddp: reference: the reference run did not complete: crash rank 0: killed by signal 9\n");
 }
 
 }  // namespace

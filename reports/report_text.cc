@@ -49,7 +49,11 @@ int FailureCount(const OutcomeCounts& counts) {
 }
 
 std::string SummaryLine(const OutcomeCounts& counts) {
-  std::string out = std::to_string(counts.passed) + " passed, " + std::to_string(FailureCount(counts)) + " failed";
+  // A harness error is not a failure of the system under test: "0 passed, 1 failed" for a run
+  // that only broke would blame the wrong party.
+  std::string out = std::to_string(counts.passed) + " passed, " + std::to_string(FailureCount(counts) - counts.errors) +
+                    " failed";
+  if (counts.errors > 0) out += ", " + std::to_string(counts.errors) + (counts.errors == 1 ? " error" : " errors");
   if (counts.xfailed > 0) out += ", " + std::to_string(counts.xfailed) + " xfail";
   if (counts.skipped > 0) out += ", " + std::to_string(counts.skipped) + " skipped";
   return out;

@@ -26,7 +26,8 @@ const char* OutcomeWord(Outcome outcome);
 // Every outcome that makes the run fail: fail + xpass + error + timeout.
 int FailureCount(const OutcomeCounts& counts);
 
-// "3 passed, 2 failed, 1 xfail, 1 skipped": the first two always, the others when non-zero.
+// "3 passed, 2 failed, 1 error, 1 xfail, 1 skipped": the first two always, the others when
+// non-zero; failed counts fail, xpass and timeout, errors the harness errors.
 // "failed" counts every failing outcome (fail, xpass, error, timeout).
 std::string SummaryLine(const OutcomeCounts& counts);
 

@@ -14,6 +14,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "harness/cli/testing/run_program.h"
 
@@ -379,6 +380,36 @@ TEST(CiFilesTest, AnUnknownSubcommandOrFlagIsCaught) {
   EXPECT_NONFATAL_FAILURE(ExpectEveryInvocationWorks({{"made up", "frobnicate", {}}}), "no subcommand frobnicate");
   EXPECT_NONFATAL_FAILURE(ExpectEveryInvocationWorks({{"made up", "run", {"--no-such-flag"}}}),
                           "--no-such-flag is not a flag of `lockstep run`");
+}
+
+// ci/install-deps.sh on a fresh machine, with apt stood in for by scripts on PATH: everything is
+// missing and every package has a candidate. apt-cache prints a long policy (as the real one does
+// for chromium), so a `grep -q` reading it straight from the pipe exits first, apt-cache dies of
+// SIGPIPE, and under pipefail chromium used to be dropped as "not in this distribution".
+TEST(CiFilesTest, InstallDepsInstallsChromiumAndPythonTorchWhenTheDistributionHasThem) {
+  std::string pattern = (fs::temp_directory_path() / "lockstep_install_deps_XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  const fs::path log = dir / "apt-get.log";
+  auto script = [&](const std::string& name, const std::string& body) {
+    std::ofstream(dir / name) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(dir / name, fs::perms::owner_all);
+  };
+  script("dpkg-query", "exit 1");
+  script("sudo", "exec \"$@\"");
+  script("apt-get", "echo \"$@\" >> '" + log.string() + "'");
+  script("apt-cache",
+         "echo \"$2:\"; echo '  Installed: (none)'; echo '  Candidate: 1.0-1'; "
+         "i=0; while [ $i -lt 20000 ]; do echo '     1.0-1 500 http://deb.debian.org/debian bookworm/main' || exit 141; "
+         "i=$((i+1)); done");
+  testing::ProgramResult r = testing::RunProgram(
+      "/bin/sh", {"-c", "PATH='" + dir.string() + "':$PATH exec bash ci/install-deps.sh"}, kSource);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string installed = ReadFile(log);
+  EXPECT_THAT(installed, HasSubstr("install -y -qq --no-install-recommends"));
+  EXPECT_THAT(installed, HasSubstr(" chromium")) << r.out;
+  EXPECT_THAT(installed, HasSubstr(" python3-torch")) << r.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -137,6 +137,112 @@ TEST(EndToEndTest, SigintMidRunStopsTheRanksAndStillWritesTheReport) {
   EXPECT_TRUE(ProcessesMentioning(dir.string()).empty()) << "no process may survive SIGINT";
 }
 
+// Starts `lockstep run <scenario> --out <dir>` from the source folder; returns its pid.
+pid_t StartRun(const std::string& scenario, const fs::path& dir) {
+  const std::string binary = LockstepBinary().string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(LOCKSTEP_SOURCE_DIR) != 0) _exit(127);
+    execl(binary.c_str(), binary.c_str(), "run", scenario.c_str(), "--out", dir.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// SIGKILL gives `lockstep run` no chance to stop anything: the ranks (and mpirun, once its ranks
+// are gone) must end on their own. `ranks` processes of the run must exist before the kill, so
+// that finding none after it means they died, not that they were never seen.
+void ExpectNothingOutlivesASigkill(pid_t pid, const fs::path& dir, size_t ranks) {
+  EXPECT_GE(ProcessesMentioning(dir.string()).size(), ranks + 1) << "the ranks and their launcher before the kill";
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  // The ranks look for their harness four times a second; 60 s only bounds a stuck test.
+  std::vector<int> left = ProcessesMentioning(dir.string());
+  for (int i = 0; i < 600 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = ProcessesMentioning(dir.string());
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " processes outlived a SIGKILL of lockstep run";
+  for (int p : left) kill(p, SIGKILL);
+}
+
+TEST(EndToEndTest, NothingOutlivesASigkillOfTheHarnessMidRun) {
+  const fs::path dir = RunDir("sigkill_mid_run");
+  // A previous, passing run in the same directory: its verdict must not survive the new run's death.
+  fs::create_directories(dir);
+  std::ofstream(dir / "report.json") << R"({"schema": "lockstep.report/1", "scenarios": [{"id": "long_clean", "outcome": "pass"}]})";
+  const pid_t pid = StartRun("fixtures/e2e/long_clean.yaml", dir);
+  ASSERT_GE(pid, 0);
+  const fs::path trace = dir / "long_clean" / "traces" / "rank-1.trace";
+  for (int i = 0; i < 600 && !(fs::exists(trace) && fs::file_size(trace) > 4096); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(fs::exists(trace)) << "the run never started";
+  ExpectNothingOutlivesASigkill(pid, dir, 2);
+  EXPECT_FALSE(fs::exists(dir / "report.json")) << "the old report's \"1 passed\" beside the new partial traces";
+  ProgramResult report = Lockstep({"report", dir.string()});
+  EXPECT_NE(report.exit_code, 0) << report.out;
+}
+
+TEST(EndToEndTest, NothingOutlivesASigkillOfTheHarnessMidHang) {
+  const fs::path dir = RunDir("sigkill_mid_hang");
+  const pid_t pid = StartRun("fixtures/e2e/hang_forever.yaml", dir);
+  ASSERT_GE(pid, 0);
+  // Hung: rank 1 recorded step 1 and its trace has stopped growing.
+  const fs::path trace = dir / "hang_forever" / "traces" / "rank-1.trace";
+  auto text = [&] {
+    std::ifstream in(trace);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (int i = 0; i < 600 && text().find("\"type\":\"step\",\"step\":1") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(text().find("\"type\":\"step\",\"step\":1"), std::string::npos) << "rank 1 never reached step 1";
+  for (uintmax_t size = 0; size != fs::file_size(trace);) {
+    size = fs::file_size(trace);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  ExpectNothingOutlivesASigkill(pid, dir, 2);
+}
+
+// SIGINT while the 1-rank reference run is going: the whole run stops, and the scenario's line
+// says so (it used to read only "[ ERROR] <id>: reference").
+TEST(EndToEndTest, SigintDuringTheReferenceRunSaysSo) {
+  const fs::path dir = RunDir("sigint_reference");
+  const std::string binary = LockstepBinary().string();
+  int out_pipe[2];
+  ASSERT_EQ(pipe(out_pipe), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    close(out_pipe[0]);
+    if (chdir(LOCKSTEP_SOURCE_DIR) != 0) _exit(127);
+    execl(binary.c_str(), binary.c_str(), "run", "fixtures/e2e/reference_interrupted.yaml", "--out", dir.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  const fs::path trace = dir / "reference_interrupted" / "reference" / "traces" / "rank-0.trace";
+  for (int i = 0; i < 3000 && !fs::exists(trace); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(trace)) << "the reference run never started";
+  kill(pid, SIGINT);
+  std::string console;
+  char buf[4096];
+  for (ssize_t n; (n = read(out_pipe[0], buf, sizeof buf)) > 0;) console.append(buf, static_cast<size_t>(n));
+  close(out_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_NE(console.find("[ ERROR] reference_interrupted: interrupted (SIGINT/SIGTERM) during the reference run"),
+            std::string::npos)
+      << console;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["reason"].get<std::string>().find("during the reference run"), std::string::npos) << s.dump(2);
+}
+
 TEST(EndToEndTest, GlooAndMpiGiveIdenticalResults) {
   const fs::path mpi = RunDir("backend_mpi"), gloo = RunDir("backend_gloo");
   ProgramResult a = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "mpi", "--out", mpi.string()});

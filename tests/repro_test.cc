@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -134,19 +135,37 @@ TEST(ReproBitflipTest, SavesEveryRanksTensorAndNamesTheTensorTheRankAndOneElemen
       << again.out;
 }
 
+// The Python that has torch: $LOCKSTEP_PYTHON, then Debian's /usr/bin/python3 (python3-torch, from
+// ci/install-deps.sh), then the first python3 on PATH (which, under pyenv or a venv, may lack it).
+std::string PythonWithTorch() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("LOCKSTEP_PYTHON"); env && *env) candidates.push_back(env);
+  candidates.push_back("/usr/bin/python3");
+  candidates.push_back("python3");
+  for (const std::string& python : candidates) {
+    if (RunProgram("/bin/sh", {"-c", "\"$0\" -c 'import torch' 2>/dev/null", python}, LOCKSTEP_SOURCE_DIR).exit_code ==
+        0) {
+      return python;
+    }
+  }
+  return "";
+}
+
 TEST(ReproBitflipTest, PythonTorchLoadReadsTheSavedTensor) {
-  if (RunProgram("/bin/sh", {"-c", "python3 -c 'import torch'"}, LOCKSTEP_SOURCE_DIR).exit_code != 0) {
-    GTEST_SKIP() << "python3 has no torch module here: the Python side of the saved files is not checked (they "
-                    "are written by torch::pickle_save, whose format torch.load reads)";
+  const std::string python = PythonWithTorch();
+  if (python.empty()) {
+    GTEST_SKIP() << "no python3 with torch here ($LOCKSTEP_PYTHON, /usr/bin/python3, python3 on PATH; "
+                    "ci/install-deps.sh installs python3-torch): the Python side of the saved files is not checked "
+                    "(they are written by torch::pickle_save, whose format torch.load reads)";
   }
   const BitflipRepro r("repro_bitflip_python");
   ASSERT_EQ(r.repro.exit_code, 0) << r.repro.out << r.repro.err;
   const fs::path file = r.TensorsDir() / "rank-1" / kTensorFile;
   ProgramResult py = RunProgram(
       "/bin/sh",
-      {"-c", "python3 -c 'import sys, torch; t = torch.load(sys.argv[1]); print(tuple(t.shape), t.dtype, "
-             "format(t.flatten()[0].view(torch.int32).item() & 0xffffffff, \"08x\"))' \"$0\"",
-       file.string()},
+      {"-c", "\"$0\" -c 'import sys, torch; t = torch.load(sys.argv[1]); print(tuple(t.shape), t.dtype, "
+             "format(t.flatten()[0].view(torch.int32).item() & 0xffffffff, \"08x\"))' \"$1\"",
+       python, file.string()},
       LOCKSTEP_SOURCE_DIR);
   ASSERT_EQ(py.exit_code, 0) << py.out << py.err;
   ProgramResult json = RunProgram(TensorsBinary(), {"compare", r.TensorsDir().string(), "--json"}, LOCKSTEP_SOURCE_DIR);

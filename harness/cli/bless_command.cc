@@ -51,10 +51,12 @@ Command AddBlessCommand(CLI::App& app, const CommandEnvironment& env) {
                 return ExitCode::kUsageError;
               }
               const std::string platform = PlatformFingerprint(s.backend);
+              // Refused (exit 2) when a trace is cut or missing: the golden mean loss would average
+              // fewer ranks than the run had.
               Status written = WriteGolden(flags->fixtures, s.id, platform, *traces);
               if (!written.ok()) {
-                *env.err << "lockstep bless: " << s.id << ": " << written.ToString() << "\n";
-                return ExitCode::kHarnessError;
+                *env.err << "lockstep bless: " << s.id << ": " << written.message() << "\n";
+                return written.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
               }
               *env.out << "blessed " << GoldenPath(flags->fixtures, s.id, platform).string() << "\n";
               ++blessed;

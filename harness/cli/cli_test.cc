@@ -169,5 +169,50 @@ TEST_F(CliTempDirTest, NcclWithoutNcclValidatesWithANote) {
   }
 }
 
+// Every flag and output path is checked before the first rank starts: each of these fails with
+// exit 2 and a message naming the flag, and starts nothing (no rank program would even be found
+// in the temp dir's run: the failure comes first).
+TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
+  Write("s.yaml", "name: s\nranks: 1\nsteps: 1\n");
+  Write("a_file", "x");
+  fs::create_directories(dir_ / "a_dir");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--hang-timeout", "nan"}, "--hang-timeout: must be a number of seconds from 1 to 1e+06, got 'nan'"},
+      {{"--hang-timeout", "1e308"}, "got '1e308'"},
+      {{"--hang-timeout", "0.001"}, "got '0.001'"},
+      {{"--out", "a_file"}, "--out a_file: exists and is not a directory"},
+      {{"--junit", "a_dir"}, "--junit a_dir: is a directory"},
+      {{"--html", "out/report.json"}, "--html out/report.json: is the run directory's own report.json"},
+      {{"--junit", "out/s/traces/rank-0.trace"}, "lies inside scenario s's folder"},
+      {{"--junit", "r.xml", "--markdown", "r.xml"}, "--markdown r.xml: --junit writes there too"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"run", "s.yaml"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ProgramResult r = Lockstep(args, dir_);
+    EXPECT_EQ(r.exit_code, 2) << c.message << "\n" << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+    EXPECT_LT(r.err.size(), 600u) << "no 309-digit numbers";
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "s")) << "nothing may start";
+  }
+}
+
+// `lockstep run X.yaml --out .` with a scenario named `src` used to delete ./src.
+TEST_F(CliTempDirTest, RunRefusesADirectoryThatIsNotALockstepRun) {
+  Write("src/main.cc", "int main() {}\n");
+  Write("scen/src.yaml", "name: src\nranks: 1\nsteps: 1\n");
+  ProgramResult r = Lockstep({"run", "scen/src.yaml", "--out", "."}, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--out .: exists, is not empty and is not a lockstep run directory"));
+  r = Lockstep({"run", "scen/src.yaml", "--out", ".", "--reuse-out"}, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("which lockstep did not make"));
+  EXPECT_TRUE(fs::exists(dir_ / "src" / "main.cc"));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/report_outputs.h"
+#include "harness/runner/run_directory.h"
 #include "harness/result/run_result_json.h"
 #include "reports/console_reporter.h"
 
@@ -44,6 +45,18 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env) {
             if (!result.ok()) {
               *env.err << "lockstep report: " << result.status().message() << "\n";
               return ExitCode::kUsageError;
+            }
+            // Rendering must not destroy what it renders from: no output on the run's own files.
+            std::vector<std::string> ids;
+            for (const ScenarioResult& s : result->scenarios) ids.push_back(s.run_dir.empty() ? s.id : s.run_dir);
+            for (const auto& [flag, path] : {std::pair{"--junit", &flags->reports.junit},
+                                             std::pair{"--markdown", &flags->reports.markdown},
+                                             std::pair{"--html", &flags->reports.html}}) {
+              if (path->empty()) continue;
+              if (Status ok = CheckReportOutput(flags->dir, ids, flag, *path); !ok.ok()) {
+                *env.err << "lockstep report: " << ok.message() << "\n";
+                return ExitCode::kUsageError;
+              }
             }
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->dir;

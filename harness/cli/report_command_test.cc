@@ -58,7 +58,7 @@ TEST_F(ReportCommandTest, RendersEveryRequestedFormatAndLeavesReportJsonAlone) {
   EXPECT_EQ(r.exit_code, 0) << r.err;  // the run failed, but rendering it went fine
   // The run's summary, as `lockstep run` ends.
   EXPECT_THAT(r.out, HasSubstr("[  FAILED  ] ddp_grad_not_reduced (fail)\n"));
-  EXPECT_THAT(r.out, HasSubstr("1 passed, 5 failed, 1 xfail, 1 skipped\n"));
+  EXPECT_THAT(r.out, HasSubstr("1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n"));
   EXPECT_THAT(r.out, HasSubstr("html: r.html\n"));
 
   // The same bytes the reporters' golden tests pin for this result.
@@ -105,6 +105,19 @@ TEST_F(ReportCommandTest, InvalidReportJsonIsAUsageErrorNamingTheFile) {
   ProgramResult future = Lockstep({"report", "run"});
   EXPECT_EQ(future.exit_code, 2);
   EXPECT_THAT(future.err, HasSubstr("run/report.json"));
+}
+
+// `--html run/report.json` used to overwrite the report it rendered from.
+TEST_F(ReportCommandTest, AnOutputOnTheRunsOwnFilesIsRefused) {
+  fs::copy_file(kFixtures / "mixed.report.json", root_ / "run" / "report.json");
+  const std::string before = ReadFile(root_ / "run" / "report.json");
+  ProgramResult r = Lockstep({"report", "run", "--html", "run/report.json"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--html run/report.json: is the run directory's own report.json"));
+  ProgramResult inside = Lockstep({"report", "run", "--junit", "run/ddp_hang/traces/rank-0.trace"});
+  EXPECT_EQ(inside.exit_code, 2) << inside.out;
+  EXPECT_THAT(inside.err, HasSubstr("lies inside scenario ddp_hang's folder"));
+  EXPECT_EQ(ReadFile(root_ / "run" / "report.json"), before);
 }
 
 TEST_F(ReportCommandTest, AnUnwritableOutputIsAHarnessError) {

@@ -1,11 +1,16 @@
 // `lockstep run FILES|DIRS... --out DIR`: validate every scenario, run each on its ranks, check,
 // and write the reports. Nothing runs unless every scenario file is valid.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "checkers/checker_names.h"
 #include "harness/cli/command.h"
 #include "harness/cli/report_outputs.h"
+#include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
+#include "harness/scenario/scenario_limits.h"
 #include "reports/console_reporter.h"
 
 namespace lockstep {
@@ -18,11 +23,53 @@ struct RunFlags {
   std::string backend;
   double hang_timeout_s = 0;
   bool fail_fast = false;
+  bool reuse_out = false;
   std::vector<std::string> checks;
   std::vector<std::string> mpirun_args;
   std::string fixtures = "fixtures";
   ReportOutputs reports;
 };
+
+// Seconds in [min, max], as typed: "nan", "inf", "1e999" and "-3" are refused with the text the
+// user wrote (CLI11's own range check prints the converted value, 309 digits for 1e308).
+CLI::Validator SecondsBetween(double min, double max) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number of seconds from %g to %g", min, max);
+  const std::string what = range;
+  return CLI::Validator(
+      [min, max, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
+          const std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
+          return "must be " + what + ", got '" + shown + "'";
+        }
+        return std::string();
+      },
+      "SECONDS");
+}
+
+// Every check on the flags and the paths the run writes, before the first rank starts.
+Status CheckOutputs(const RunFlags& flags, const std::vector<Scenario>& scenarios) {
+  std::vector<std::string> ids;
+  for (const Scenario& s : scenarios) ids.push_back(s.name);
+  std::vector<std::pair<std::string, std::string>> requested;
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"--junit", flags.reports.junit},
+                                   {"--markdown", flags.reports.markdown},
+                                   {"--html", flags.reports.html}}) {
+    if (path.empty()) continue;
+    LOCKSTEP_RETURN_IF_ERROR(CheckReportOutput(flags.out, ids, flag, path));
+    for (const auto& [other_flag, other] : requested) {
+      std::error_code ec;
+      if (std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec) ==
+          std::filesystem::weakly_canonical(std::filesystem::absolute(other), ec)) {
+        return InvalidArgumentError(flag + " " + path + ": " + other_flag + " writes there too");
+      }
+    }
+    requested.emplace_back(flag, path);
+  }
+  return PrepareRunDirectory(flags.out, ids, flags.reuse_out);
+}
 
 }  // namespace
 
@@ -43,13 +90,16 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
-      ->check(CLI::PositiveNumber);
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_flag("--fail-fast", flags->fail_fast,
                 "Live mode: ranks compare their step digests after every step and stop at the first mismatch");
   cmd->add_option("--check", flags->checks,
                   "Add a checker to every scenario (repeatable), e.g. determinism or golden");
   cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
   cmd->add_option("--fixtures", flags->fixtures, "Fixtures folder (golden files)")->capture_default_str();
+  cmd->add_flag("--reuse-out", flags->reuse_out,
+                "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
+                "(lockstep still replaces only the scenario folders it made)");
   AddReportFlags(*cmd, flags->reports);
 
   return {cmd, [flags, &env]() -> ExitCode {
@@ -67,6 +117,10 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                 *env.err << "lockstep run: --check " << c << ": no such checker\n";
                 return ExitCode::kUsageError;
               }
+            }
+            if (Status ready = CheckOutputs(*flags, *scenarios); !ready.ok()) {
+              *env.err << "lockstep run: " << ready.message() << "\n";
+              return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
             }
             RunOptions options;
             options.out_dir = flags->out;

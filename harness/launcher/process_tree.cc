@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/core/lifeline.h"
+
 extern char** environ;
 
 namespace lockstep {
@@ -158,6 +160,8 @@ Result<pid_t> ProcessTree::Spawn(const LaunchCommand& cmd) {
   }
   for (const auto& [k, v] : cmd.env) env_map[k] = v;
   env_map[kLaunchIdEnv] = launch_id_;
+  // The ranks watch this process and end themselves when it is gone, however it died.
+  env_map[kLifelineEnv] = LifelineOfThisProcess();
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env_map) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp;

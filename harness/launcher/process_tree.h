@@ -22,7 +22,8 @@ namespace lockstep {
 
 class ProcessTree {
  public:
-  // Every process this tree starts gets kLaunchIdEnv=launch_id in its environment.
+  // Every process this tree starts gets kLaunchIdEnv=launch_id in its environment, and
+  // kLifelineEnv naming this process (harness/core/lifeline.h: the ranks die with it).
   explicit ProcessTree(std::string launch_id);
   ~ProcessTree();  // ends whatever is still running (KillAll with a short grace)
   ProcessTree(const ProcessTree&) = delete;

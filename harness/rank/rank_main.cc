@@ -1,9 +1,12 @@
 // lockstep-rank: the program the launcher starts on every rank (docs/ARCHITECTURE.md).
 #include <CLI/CLI.hpp>
 
+#include "harness/core/lifeline.h"
 #include "harness/rank/rank_program.h"
 
 int main(int argc, char** argv) {
+  // First of all: a rank must not outlive the `lockstep run` that started it, even a SIGKILLed one.
+  lockstep::WatchLifeline();
   CLI::App app{"lockstep-rank: one rank of a lockstep scenario (started by `lockstep run`)"};
   lockstep::RankOptions options;
   std::string scenario, trace_dir;

@@ -261,6 +261,25 @@ TEST_F(TensorDumpCompareTest, RanksThatSavedDifferentStepsAreNotOneDump) {
       << dump.status().message();
 }
 
+// Numbers in an index are JSON integers: a step of 3.5 or 1e300, a shape of [4.5] are errors.
+TEST_F(TensorDumpCompareTest, AnIndexWithNonIntegerNumbersOrDeepNestingIsRefused) {
+  const std::string entry =
+      R"({"file": "param__blocks.0.linear.weight.pt", "name": "x", "kind": "param", "dtype": "float32", "shape": )";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("rank": 1, "step": 3.5, "tensors": [])", "step: expected an integer"},
+      {R"("rank": 1, "step": 1e300, "tensors": [])", "step: expected an integer"},
+      {R"("rank": null, "step": 3, "tensors": [])", "rank: expected an integer"},
+      {R"("rank": 1, "step": 3, "tensors": [)" + entry + "[4.5, 2]}]", "shape: expected an integer"},
+      {R"("rank": 1, "step": 3, "tensors": )" + std::string(1000, '[') + std::string(1000, ']'), "nested deeper than 64"},
+  };
+  for (const auto& [body, expected] : cases) {
+    std::ofstream(dir_ / "rank-1" / "index.json") << R"({"schema": "lockstep.tensor_dump/1", )" << body << "}";
+    Result<TensorDumpContents> dump = ReadTensorDump(dir_);
+    ASSERT_FALSE(dump.ok()) << body;
+    EXPECT_NE(dump.status().message().find(expected), std::string::npos) << dump.status().message();
+  }
+}
+
 TEST_F(TensorDumpCompareTest, ReadingRefusesWhatIsNotADump) {
   EXPECT_EQ(ReadTensorDump(dir_ / "nope").status().code(), StatusCode::kNotFound);
   std::filesystem::create_directories(dir_ / "empty");

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/untrusted_input.h"
 #include "harness/rank/tensor_dump.h"
 #include "harness/trace/dtype_name.h"
 
@@ -28,6 +29,17 @@ bool SchemaAccepted(const std::string& schema) {
   return schema == expected || schema.rfind(expected + ".", 0) == 0;
 }
 
+// An index larger than this is not one lockstep-rank wrote (it lists one short entry per tensor).
+constexpr std::uintmax_t kMaxIndexBytes = std::uintmax_t{64} << 20;
+
+// `j` as a T when it is a JSON integer in T's range, else an error naming `what`.
+template <typename T>
+Result<T> Integer(const nlohmann::json& j, const std::string& origin, const std::string& what) {
+  if (std::optional<T> v = JsonInteger<T>(j)) return *v;
+  return InvalidArgumentError(origin + ": " + what + ": expected " + IntegerRangeText<T>() + ", got " +
+                              j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 40));
+}
+
 Result<LoadedTensor> ReadEntry(const std::filesystem::path& rank_dir, const nlohmann::json& entry,
                                const std::string& origin) {
   LoadedTensor t;
@@ -36,7 +48,13 @@ Result<LoadedTensor> ReadEntry(const std::filesystem::path& rank_dir, const nloh
     t.name = entry.at("name").get<std::string>();
     t.kind = entry.at("kind").get<std::string>();
     t.dtype = entry.at("dtype").get<std::string>();
-    t.shape = entry.at("shape").get<std::vector<int64_t>>();
+    const nlohmann::json& shape = entry.at("shape");
+    if (!shape.is_array()) return InvalidArgumentError(origin + ": tensor " + t.name + ": shape is not a list");
+    for (const nlohmann::json& d : shape) {
+      LOCKSTEP_ASSIGN_OR_RETURN(int64_t size, Integer<int64_t>(d, origin, "tensor " + t.name + ": shape"));
+      if (size < 0) return InvalidArgumentError(origin + ": tensor " + t.name + ": shape has a negative size");
+      t.shape.push_back(size);
+    }
     t.replicated = entry.value("replicated", true);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(origin + ": a tensor entry: " + e.what());
@@ -45,9 +63,9 @@ Result<LoadedTensor> ReadEntry(const std::filesystem::path& rank_dir, const nloh
     return InvalidArgumentError(origin + ": tensor " + t.name + ": file '" + t.file + "' is not a file name");
   }
   const std::filesystem::path path = rank_dir / t.file;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path.string() + ": cannot read (listed in " + origin + ")");
-  std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  Result<std::string> data = ReadBoundedFile(path, kMaxTensorFileBytes, "tensor");
+  if (!data.ok()) return Status(data.status().code(), data.status().message() + " (listed in " + origin + ")");
+  std::vector<char> bytes(data->begin(), data->end());
   try {
     t.tensor = torch::pickle_load(bytes).toTensor();
   } catch (const c10::Error& e) {
@@ -87,11 +105,12 @@ Result<TensorDumpContents> ReadTensorDump(const std::filesystem::path& dir) {
   for (const auto& [rank, rank_dir] : rank_dirs) {
     const std::filesystem::path index_path = rank_dir / kTensorDumpIndexFile;
     const std::string origin = index_path.string();
-    std::ifstream in(index_path);
-    if (!in) return NotFoundError(origin + ": cannot read");
+    Result<std::string> text = ReadBoundedFile(index_path, kMaxIndexBytes, "tensor index");
+    if (!text.ok()) return text.status();
+    if (std::optional<std::string> deep = FindJsonTooDeep(*text)) return InvalidArgumentError(origin + ": " + *deep);
     nlohmann::json index;
     try {
-      index = nlohmann::json::parse(in);
+      index = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::exception& e) {
       return InvalidArgumentError(origin + ": not JSON: " + e.what());
     }
@@ -103,11 +122,13 @@ Result<TensorDumpContents> ReadTensorDump(const std::filesystem::path& dir) {
       if (!SchemaAccepted(schema)) {
         return InvalidArgumentError(origin + ": schema " + schema + ", this build reads " + kTensorDumpSchema);
       }
-      if (index.at("rank").get<int>() != rank) {
-        return InvalidArgumentError(origin + ": says rank " + std::to_string(index.at("rank").get<int>()) +
-                                    " but lies in " + rank_dir.filename().string());
+      LOCKSTEP_ASSIGN_OR_RETURN(int index_rank, Integer<int>(index.at("rank"), origin, "rank"));
+      if (index_rank != rank) {
+        return InvalidArgumentError(origin + ": says rank " + std::to_string(index_rank) + " but lies in " +
+                                    rank_dir.filename().string());
       }
-      step = index.at("step").get<int64_t>();
+      LOCKSTEP_ASSIGN_OR_RETURN(step, Integer<int64_t>(index.at("step"), origin, "step"));
+      if (!index.at("tensors").is_array()) return InvalidArgumentError(origin + ": tensors is not a list");
       for (const auto& entry : index.at("tensors")) {
         LOCKSTEP_ASSIGN_OR_RETURN(LoadedTensor t, ReadEntry(rank_dir, entry, origin));
         rank_tensors.tensors.push_back(std::move(t));

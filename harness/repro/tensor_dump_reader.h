@@ -34,6 +34,9 @@ struct TensorDumpContents {
   std::vector<RankTensors> ranks;  // ascending rank
 };
 
+// A saved tensor larger than this is refused before it is read (the harness's models are small).
+inline constexpr std::uintmax_t kMaxTensorFileBytes = std::uintmax_t{1} << 30;
+
 // Every DIR/rank-<r>/ folder. Errors (InvalidArgument or NotFound) name the file at fault: no
 // rank folders, a missing or malformed index, another schema major version, a tensor file that
 // does not load or does not match its index entry, ranks that saved different steps.

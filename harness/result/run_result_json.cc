@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/untrusted_input.h"
+
 namespace lockstep {
 namespace {
 
@@ -567,6 +569,10 @@ std::string SerializeRunResult(const RunResult& result) {
 }
 
 Result<RunResult> ParseRunResult(const std::string& text, const std::string& origin) {
+  // Before parsing: a value nested 100,000 deep parses, then overflows the stack when copied.
+  if (std::optional<std::string> deep = FindJsonTooDeep(text)) {
+    return InvalidArgumentError(origin + ": " + *deep + "; not a lockstep report");
+  }
   Json json;
   try {
     json = Json::parse(text);
@@ -577,12 +583,12 @@ Result<RunResult> ParseRunResult(const std::string& text, const std::string& ori
 }
 
 Result<RunResult> ReadRunResultFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot open the report");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(path + ": read failed");
-  return ParseRunResult(text.str(), path);
+  Result<std::string> text = ReadBoundedFile(path, kMaxReportBytes, "report");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return NotFoundError(path + ": cannot open the report");
+    return text.status();
+  }
+  return ParseRunResult(*text, path);
 }
 
 }  // namespace lockstep

@@ -5,6 +5,7 @@
 // "-Infinity", and read back as such, so a NaN loss at step 0 survives the round trip.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -27,6 +28,12 @@ Result<RunResult> RunResultFromJson(const nlohmann::ordered_json& json,
 // binary garbage) are replaced by U+FFFD instead of failing the whole report.
 std::string SerializeRunResult(const RunResult& result);
 
+// A report larger than this is refused before it is read (a suite of thousands of scenarios with
+// their series stays far below).
+inline constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t{1} << 30;
+
+// Text nested deeper than kMaxJsonDepth, or larger than kMaxReportBytes in a file, is an error,
+// never a crash.
 Result<RunResult> ParseRunResult(const std::string& text, const std::string& origin = "report.json");
 Result<RunResult> ReadRunResultFile(const std::string& path);
 

@@ -1,6 +1,9 @@
 #include "harness/result/run_result_json.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -226,6 +229,24 @@ TEST(RunResultJsonTest, InvalidJsonAndMissingFile) {
   Result<RunResult> missing = ReadRunResultFile("/nonexistent/report.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+// Nested 100,000 deep, the report used to parse and then overflow the stack when copied.
+TEST(RunResultJsonTest, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = R"({"schema": "lockstep.report/1", "scenarios": [], "x": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  Result<RunResult> r = ParseRunResult(deep, "deep.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("deep.json: line 1, column 118: nested deeper than 64 levels"));
+}
+
+TEST(RunResultJsonTest, AFolderNamedReportJsonIsAnError) {
+  const std::string dir = ::testing::TempDir() + "/lockstep_report_dir_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/report.json");
+  Result<RunResult> r = ReadRunResultFile(dir + "/report.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("is a directory, not a report file"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RunResultJsonTest, BytesThatAreNotUtf8DoNotBreakTheReport) {

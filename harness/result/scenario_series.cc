@@ -80,7 +80,8 @@ ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_dive
       // Groups in order of their lowest rank, so rank 0's group comes first.
       std::vector<std::pair<std::vector<int>, Digest128>> groups;
       for (const auto& [rank, digest] : digests[label]) {
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.second == digest; });
+        // A structured binding cannot be captured in C++17 (clang refuses it): capture a copy.
+        auto g = std::find_if(groups.begin(), groups.end(), [d = digest](const auto& e) { return e.second == d; });
         if (g == groups.end()) {
           groups.push_back({{rank}, digest});
         } else {

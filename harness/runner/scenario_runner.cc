@@ -12,6 +12,7 @@
 #include "checkers/expectation_matcher.h"
 #include "harness/core/build_info.h"
 #include "harness/result/scenario_series.h"
+#include "harness/runner/run_directory.h"
 #include "harness/trace/trace_reader.h"
 
 namespace lockstep {
@@ -113,8 +114,9 @@ Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario&
   if (options_.backend) spec.rank_command.insert(spec.rank_command.end(), {"--backend", ToString(*options_.backend)});
   if (reference) spec.rank_command.push_back("--reference");
   if (options_.fail_fast && !reference) spec.rank_command.push_back("--fail-fast");
+  // A previous run of the same scenario in this out dir; never a folder lockstep did not make.
+  LOCKSTEP_RETURN_IF_ERROR(ResetScenarioDirectory(dir));
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);  // a previous run of the same scenario in this out dir
   std::filesystem::create_directories(spec.trace_dir, ec);
   std::filesystem::create_directories(spec.log_dir, ec);
 
@@ -197,11 +199,19 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   // Companion runs the checks need: the 1-rank reference and a repeat for determinism.
   std::optional<LaunchOutput> reference, repeat;
   std::vector<Finding> companion_errors;
+  std::string interrupted_during;  // "reference" or "repeat"
   auto companion = [&](const char* checker, const std::string& sub, bool ref, std::optional<LaunchOutput>* out) {
     if (!Contains(scenario.checks, checker)) return;
+    if (interrupted_) return;
     Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, ref, false);
     if (r.ok() && r->report.ending == LaunchEnding::kClean) {
       *out = std::move(r).value();
+      return;
+    }
+    if (r.ok() && r->report.ending == LaunchEnding::kInterrupted) {
+      // Not a finding of the reference checker: the whole run stops here, as for the main launch.
+      interrupted_ = true;
+      interrupted_during = sub;
       return;
     }
     Finding f;
@@ -213,6 +223,12 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   };
   companion("reference", "reference", true, &reference);
   companion("determinism", "repeat", false, &repeat);
+  if (!interrupted_during.empty()) {
+    result.outcome = Outcome::kError;
+    result.reason = "interrupted (SIGINT/SIGTERM) during the " + interrupted_during + " run; the ranks were stopped";
+    result.series = BuildSeries(run->traces);
+    return finish(result);
+  }
 
   CheckContext context{scenario, run->traces, launch};
   context.reference = reference ? &reference->traces : nullptr;

@@ -369,6 +369,7 @@ Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& path
 
   std::vector<Scenario> scenarios;
   std::map<std::string, std::string> id_owner;  // id -> display path of the file that has it
+  std::vector<SourceLocation> name_locations;    // per scenario: where its id was set
   for (const Item& item : items) {
     const fs::path& file = item.file;
     if (item.problem) {
@@ -394,7 +395,22 @@ Result<std::vector<Scenario>> LoadScenarios(const std::vector<std::string>& path
       failed = true;
       continue;
     }
+    name_locations.push_back(name_at.value_or(scenario->location));
     scenarios.push_back(std::move(*scenario));
+  }
+  // Each id is a folder of the run directory: "a/reference" lies inside "a" (and inside its
+  // reference run's folder), so one run cannot hold both.
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    const std::string& id = scenarios[i].name;
+    for (std::size_t slash = id.find('/'); slash != std::string::npos; slash = id.find('/', slash + 1)) {
+      auto owner = id_owner.find(id.substr(0, slash));
+      if (owner == id_owner.end()) continue;
+      loader.Report({name_locations[i], "name: scenario id " + internal::Quote(id) + " would lie inside the folder of " +
+                                            internal::Quote(owner->first) + " (" + owner->second +
+                                            "); ids in one run may not nest"});
+      failed = true;
+      break;
+    }
   }
   CopyOut(loader.diagnostics(), diagnostics);
   if (failed || !loader.diagnostics().empty()) {

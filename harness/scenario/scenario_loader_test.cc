@@ -257,20 +257,68 @@ TEST_F(ScenarioLoaderTest, EmptyValueIsReportedAtItsKey) {
 
 TEST_F(ScenarioLoaderTest, OutOfRangeValues) {
   EXPECT_THAT(Errors("ranks: 0\n"), ElementsAre("1:8: ranks: must be >= 1, got 0"));
-  EXPECT_THAT(Errors("ranks: 3000000000\n"), ElementsAre("1:8: ranks: must be <= 2147483647, got 3000000000"));
+  EXPECT_THAT(Errors("ranks: 3000000000\n"), ElementsAre("1:8: ranks: must be <= 65536, got 3000000000"));
   EXPECT_THAT(Errors("steps: 0\n"), ElementsAre("1:8: steps: must be >= 1, got 0"));
   EXPECT_THAT(Errors("steps: 99999999999999999999\n"),
               ElementsAre("1:8: steps: 99999999999999999999 does not fit in a 64-bit integer"));
   EXPECT_THAT(Errors("seed: -1\n"), ElementsAre("1:7: seed: must be >= 0, got -1"));
-  EXPECT_THAT(Errors("timeout_s: 0\n"), ElementsAre("1:12: timeout_s: must be > 0, got 0"));
-  EXPECT_THAT(Errors("optimizer: {lr: 0}\n"), ElementsAre("1:17: optimizer.lr: must be > 0, got 0"));
-  EXPECT_THAT(Errors("optimizer: {lr: -0.1}\n"), ElementsAre("1:17: optimizer.lr: must be > 0, got -0.1"));
+  EXPECT_THAT(Errors("timeout_s: 0\n"), ElementsAre("1:12: timeout_s: must be in (0, 1e+06], got 0"));
+  EXPECT_THAT(Errors("optimizer: {lr: 0}\n"), ElementsAre("1:17: optimizer.lr: must be in [1.17549e-38, 3.40282e+38], got 0"));
+  EXPECT_THAT(Errors("optimizer: {lr: -0.1}\n"), ElementsAre("1:17: optimizer.lr: must be in [1.17549e-38, 3.40282e+38], got -0.1"));
   EXPECT_THAT(Errors("optimizer: {lr: .nan}\n"), ElementsAre("1:17: optimizer.lr: must be a finite number, got .nan"));
   EXPECT_THAT(Errors("parallel: {grad_accum: 0}\n"), ElementsAre("1:24: parallel.grad_accum: must be >= 1, got 0"));
   EXPECT_THAT(Errors("model: {dropout: 1.0}\n"), ElementsAre("1:18: model.dropout: must be in [0, 1), got 1.0"));
   EXPECT_THAT(Errors("model: {dropout: -0.5}\n"), ElementsAre("1:18: model.dropout: must be in [0, 1), got -0.5"));
   EXPECT_THAT(Errors("tolerances: {reference_rtol: -1}\n"),
-              ElementsAre("1:30: tolerances.reference_rtol: must be >= 0, got -1"));
+              ElementsAre("1:30: tolerances.reference_rtol: must be in [0, 3.40282e+38], got -1"));
+}
+
+// What validates must run: every value is held to what the trainer and the launcher can honour.
+TEST_F(ScenarioLoaderTest, ValuesARunCannotHonourAreRefused) {
+  EXPECT_THAT(Errors("ranks: 1000000000\n"), ElementsAre("1:8: ranks: must be <= 65536, got 1000000000"));
+  EXPECT_THAT(Errors("steps: 9223372036854775807\n"),
+              ElementsAre("1:8: steps: must be <= 1000000, got 9223372036854775807"));
+  EXPECT_THAT(Errors("model: {hidden: 1000000000}\n"),
+              ElementsAre("1:17: model.hidden: must be <= 16384, got 1000000000"));
+  EXPECT_THAT(Errors("hang_timeout_s: 1e-300\n"),
+              ElementsAre("1:17: hang_timeout_s: must be in [1, 1e+06], got 1e-300"));
+  EXPECT_THAT(Errors("timeout_s: 1e300\n"), ElementsAre("1:12: timeout_s: must be in (0, 1e+06], got 1e300"));
+  EXPECT_THAT(Errors("optimizer: {lr: 1e308}\n"),
+              ElementsAre("1:17: optimizer.lr: must be in [1.17549e-38, 3.40282e+38], got 1e308"));
+  EXPECT_THAT(Errors("optimizer: {lr: 1e-300}\n"),
+              ElementsAre("1:17: optimizer.lr: must be in [1.17549e-38, 3.40282e+38], got 1e-300"));
+  EXPECT_THAT(Errors("inject: [{kind: crash, rank: 1, step: 1, signal: SIGFOO}]\n"),
+              ElementsAre(HasSubstr("1:50: inject[0].signal: unknown signal \"SIGFOO\"")));
+  EXPECT_THAT(Errors("inject: [{kind: crash, rank: 1, step: 1, exit_code: 0}]\n"),
+              ElementsAre("1:53: inject[0].exit_code: must be >= 1, got 0"));
+  EXPECT_THAT(Errors("inject: [{kind: bitflip, rank: 1, step: 1, bit: 64}]\n"),
+              ElementsAre("1:49: inject[0].bit: must be <= 63, got 64"));
+}
+
+TEST_F(ScenarioLoaderTest, IdsTooLongOrReservedAreRefused) {
+  EXPECT_THAT(Errors("name: " + std::string(10000, 'a') + "\n"),
+              ElementsAre(HasSubstr("is 10000 characters long; an id may have at most 200")));
+  EXPECT_THAT(Errors("name: " + std::string(101, 'a') + "/b\n"),
+              ElementsAre(HasSubstr("has a part of 101 characters; each part between '/' may have at most 100")));
+  EXPECT_THAT(Errors("name: report.json\n"),
+              ElementsAre("1:7: name: \"report.json\": \"report.json\" is a file of the run directory; choose "
+                          "another id"));
+  EXPECT_THAT(Errors("name: report.json/x\n"), ElementsAre(HasSubstr("is a file of the run directory")));
+}
+
+// "a/reference" would be written inside "a" (where a's own reference run goes), and removing
+// "a" before its run would delete the other's results.
+TEST_F(ScenarioLoaderTest, IdsThatNestInOneRunAreRefused) {
+  Write("two/a.yaml", "name: a\n");
+  Write("two/b.yaml", "name: a/reference\n");
+  std::vector<Diagnostic> diagnostics;
+  Result<std::vector<Scenario>> r = LoadScenarios({(dir_ / "two").string()}, {}, &diagnostics);
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_EQ(diagnostics[0].ToString(), (dir_ / "two/b.yaml").generic_string() +
+                                           ":1:7: name: scenario id \"a/reference\" would lie inside the folder of "
+                                           "\"a\" (" + (dir_ / "two/a.yaml").generic_string() +
+                                           "); ids in one run may not nest");
 }
 
 TEST_F(ScenarioLoaderTest, RulesAcrossKeysPointAtTheKeyThatBreaksThem) {

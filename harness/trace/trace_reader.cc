@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/untrusted_input.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -34,11 +35,26 @@ double GetDouble(const json& j, const char* key, double fallback) {
   throw json::type_error::create(302, std::string("field '") + key + "' is not a number", &j);
 }
 
+// A value as written, shortened for a message.
+std::string Shown(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
+// An absent key is `fallback`. Integers must be JSON integers in range: 3.5, null and 1e300 are
+// errors, never 3, 0 or INT64_MIN.
 template <typename T>
 T Get(const json& j, const char* key, T fallback) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+  if (it == j.end()) return fallback;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (std::optional<T> v = JsonInteger<T>(*it)) return *v;
+    throw json::type_error::create(
+        302, std::string("field '") + key + "' must be " + IntegerRangeText<T>() + ", got " + Shown(*it), &j);
+  } else {
+    if (it->is_null()) return fallback;
+    return it->get<T>();
+  }
 }
 
 // "lockstep.trace/1.0" -> major 1; nullopt when the name is not ours or the version unreadable.
@@ -119,14 +135,11 @@ CollectiveRecord ParseCollectiveBegin(const json& j) {
 }  // namespace
 
 Result<RankTrace> ReadTrace(const std::filesystem::path& path) {
-  const std::string file = path.filename().string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open trace " + path.string());
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return IoError("cannot read trace " + path.string());
-  const std::string data = buf.str();
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string data, ReadBoundedFile(path, kMaxTraceBytes, "trace"));
+  return ParseTrace(data, path.filename().string());
+}
 
+Result<RankTrace> ParseTrace(std::string_view data, const std::string& file) {
   RankTrace trace;
   if (data.empty()) {
     // The header is written at open, so an empty file means the rank died inside that write.
@@ -155,6 +168,13 @@ Result<RankTrace> ReadTrace(const std::filesystem::path& path) {
     pos = nl + 1;
     if (first == last) continue;
     const std::string where = file + ":" + std::to_string(line_no);
+    if (static_cast<size_t>(last - first) > kMaxTraceRecordBytes) {
+      return InvalidArgumentError(where + ": record of " + std::to_string(last - first) + " bytes; a trace record may be at most " +
+                                  std::to_string(kMaxTraceRecordBytes) + " bytes");
+    }
+    if (auto deep = FindJsonTooDeep(std::string_view(first, static_cast<size_t>(last - first)))) {
+      return InvalidArgumentError(where + ": " + *deep);
+    }
 
     json j = json::parse(first, last, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) {

@@ -132,6 +132,42 @@ TEST_F(TraceReaderTest, NullReadsAsNan) {
   EXPECT_TRUE(std::isnan(t->steps[0].loss));
 }
 
+// Integer fields are JSON integers in range: no silent 3.5 -> 3, null -> 0, 1e300 -> INT64_MIN.
+TEST_F(TraceReaderTest, AnIntegerFieldThatIsNotAnIntegerInRangeIsAnErrorThatNamesTheLine) {
+  for (const std::string value : {"3.5", "null", "1e300", "\"3\"", "9223372036854775808"}) {
+    std::string text = kHeader;
+    text += R"({"type":"step","step":)" + value + R"(,"loss":0.5,"grad_norm":0.2,"lr":0.1,"wall_s":0.2,"tensors":[]})" "\n";
+    auto t = ReadTrace(Write("rank-1.trace", text));
+    ASSERT_FALSE(t.ok()) << value;
+    EXPECT_NE(t.status().message().find("rank-1.trace:2: bad trace record"), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find("field 'step' must be an integer from -9223372036854775808"), std::string::npos)
+        << t.status().message();
+  }
+  std::string text = kHeader;
+  text += R"({"type":"collective_begin","group":"world","seq":-1,"op":"barrier"})" "\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("field 'seq' must be an integer from 0"), std::string::npos) << t.status().message();
+}
+
+TEST_F(TraceReaderTest, ARecordNestedTooDeeplyIsAnErrorNotACrash) {
+  std::string text = kHeader;
+  text += R"({"type":"log","line":)" + std::string(100000, '[') + std::string(100000, ']') + "}\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("rank-1.trace:2: line 1, column 85: nested deeper than 64 levels"), std::string::npos)
+      << t.status().message();
+}
+
+TEST_F(TraceReaderTest, AFolderWhereATraceShouldBeIsCalledAFolder) {
+  std::filesystem::create_directories(dir_ / "rank-0.trace");
+  auto traces = ReadTraceDir(dir_, 1);
+  ASSERT_FALSE(traces.ok());
+  EXPECT_NE(traces.status().message().find("is a directory, not a trace file"), std::string::npos)
+      << traces.status().message();
+  EXPECT_EQ(traces.status().message().find("empty file"), std::string::npos);
+}
+
 TEST_F(TraceReaderTest, ReadTraceDirGivesMissingRanksAnEmptyTraceWithANote) {
   TraceHeader h;
   h.rank = 0;

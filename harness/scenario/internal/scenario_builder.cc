@@ -7,6 +7,7 @@
 #include "checkers/checker_names.h"
 #include "harness/scenario/internal/edit_distance.h"
 #include "harness/scenario/injection_kinds.h"
+#include "harness/scenario/scenario_limits.h"
 
 namespace lockstep::internal {
 namespace {
@@ -43,7 +44,9 @@ const std::vector<std::pair<std::string_view, ParallelMode>> kParallelModes = {
 const std::vector<std::pair<std::string_view, OptimizerKind>> kOptimizerKinds = {
     {"sgd", OptimizerKind::kSgd}, {"adamw", OptimizerKind::kAdamW}};
 
-constexpr IntRange kPositiveInt{1, INT_MAX};
+// Values the trainer holds as float32: a positive one must be a normal float, any one finite.
+constexpr RealRange kPositiveFloat{kMinPositiveFloat, true, kMaxFloat, true};
+constexpr RealRange kNonNegativeFloat{0, true, kMaxFloat, true};
 constexpr IntRange kNonNegativeInt{0, INT_MAX};
 
 std::vector<std::string_view> CheckerNames() { return {kCheckerNames.begin(), kCheckerNames.end()}; }
@@ -83,6 +86,46 @@ bool IsValidId(const std::string& id) {
     start = end + 1;
   }
   return true;
+}
+
+// An id is a folder of the run directory: too long a part or a whole is a "File name too long" at
+// run time, and the run directory's own files are not scenario folders.
+std::optional<std::string> IdLayoutProblem(const std::string& id) {
+  if (id.size() > kMaxIdLength) {
+    return "is " + std::to_string(id.size()) + " characters long; an id may have at most " + std::to_string(kMaxIdLength);
+  }
+  std::size_t start = 0;
+  while (start <= id.size()) {
+    std::size_t end = id.find('/', start);
+    if (end == std::string::npos) end = id.size();
+    if (end - start > kMaxIdPartLength) {
+      return "has a part of " + std::to_string(end - start) + " characters; each part between '/' may have at most " +
+             std::to_string(kMaxIdPartLength);
+    }
+    start = end + 1;
+  }
+  const std::string first = id.substr(0, id.find('/'));
+  for (std::string_view reserved : kReservedIds) {
+    if (first == reserved) return "\"" + std::string(reserved) + "\" is a file of the run directory; choose another id";
+  }
+  return std::nullopt;
+}
+
+// The parameters FaultInjector reads, held to what it can do: `crash` raises one of the signals
+// the docs name or exits with a code a process can return; `bitflip` flips a bit of an element.
+void CheckInjectionParams(const std::string& kind, const std::vector<YamlField>& params, YamlReader& reader) {
+  for (const YamlField& f : params) {
+    if (kind == "crash" && f.name == "signal") {
+      std::vector<std::string_view> names(std::begin(kCrashSignals), std::end(kCrashSignals));
+      (void)reader.ReadChoice(f, names, "signal");
+    } else if (kind == "crash" && f.name == "exit_code") {
+      (void)reader.ReadInt(f, IntRange{kMinCrashExitCode, kMaxCrashExitCode});
+    } else if (kind == "bitflip" && f.name == "bit") {
+      (void)reader.ReadInt(f, IntRange{0, 63});
+    } else if (kind == "bitflip" && f.name == "index") {
+      (void)reader.ReadInt(f, IntRange{0, INT64_MAX});
+    }
+  }
 }
 
 std::string FormatNumber(double v) {
@@ -125,19 +168,19 @@ void ScenarioBuilder::Apply(const YAML::Node& root, LayerKind layer, YamlReader&
     } else if (k == "description") {
       Assign(f, reader, s.description, reader.ReadString(f));
     } else if (k == "ranks") {
-      Assign(f, reader, s.ranks, reader.ReadInt(f, kPositiveInt));
+      Assign(f, reader, s.ranks, reader.ReadInt(f, IntRange{1, kMaxRanks}));
     } else if (k == "slices") {
-      Assign(f, reader, s.slices, reader.ReadInt(f, kPositiveInt));
+      Assign(f, reader, s.slices, reader.ReadInt(f, IntRange{1, kMaxRanks}));
     } else if (k == "backend") {
       Assign(f, reader, s.backend, reader.ReadEnum(f, kBackends));
     } else if (k == "steps") {
-      Assign(f, reader, s.steps, reader.ReadInt(f, IntRange{1, INT64_MAX}));
+      Assign(f, reader, s.steps, reader.ReadInt(f, IntRange{1, kMaxSteps}));
     } else if (k == "seed") {
       Assign(f, reader, s.seed, reader.ReadUnsigned(f));
     } else if (k == "timeout_s") {
-      Assign(f, reader, s.timeout_s, reader.ReadReal(f, RealRange::Above(0)));
+      Assign(f, reader, s.timeout_s, reader.ReadReal(f, RealRange{0, false, kMaxTimeoutS, true}));
     } else if (k == "hang_timeout_s") {
-      Assign(f, reader, s.hang_timeout_s, reader.ReadReal(f, RealRange::Above(0)));
+      Assign(f, reader, s.hang_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
     } else if (k == "model") {
       ApplyModel(f, reader);
     } else if (k == "data") {
@@ -167,13 +210,13 @@ void ScenarioBuilder::ApplyModel(const YamlField& field, YamlReader& reader) {
   reader.ForEachEntry(field, kModelKeys, false, [&](const YamlField& f) {
     const std::string& k = f.name;
     if (k == "kind") Assign(f, reader, m.kind, reader.ReadEnum(f, kModelKinds));
-    else if (k == "layers") Assign(f, reader, m.layers, reader.ReadInt(f, kPositiveInt));
-    else if (k == "hidden") Assign(f, reader, m.hidden, reader.ReadInt(f, kPositiveInt));
-    else if (k == "heads") Assign(f, reader, m.heads, reader.ReadInt(f, kPositiveInt));
-    else if (k == "seq_len") Assign(f, reader, m.seq_len, reader.ReadInt(f, kPositiveInt));
-    else if (k == "vocab") Assign(f, reader, m.vocab, reader.ReadInt(f, IntRange{2, INT_MAX}));
-    else if (k == "input_dim") Assign(f, reader, m.input_dim, reader.ReadInt(f, kPositiveInt));
-    else if (k == "output_dim") Assign(f, reader, m.output_dim, reader.ReadInt(f, kPositiveInt));
+    else if (k == "layers") Assign(f, reader, m.layers, reader.ReadInt(f, IntRange{1, kMaxLayers}));
+    else if (k == "hidden") Assign(f, reader, m.hidden, reader.ReadInt(f, IntRange{1, kMaxHidden}));
+    else if (k == "heads") Assign(f, reader, m.heads, reader.ReadInt(f, IntRange{1, kMaxCount}));
+    else if (k == "seq_len") Assign(f, reader, m.seq_len, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
+    else if (k == "vocab") Assign(f, reader, m.vocab, reader.ReadInt(f, IntRange{2, kMaxModelDim}));
+    else if (k == "input_dim") Assign(f, reader, m.input_dim, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
+    else if (k == "output_dim") Assign(f, reader, m.output_dim, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
     else if (k == "attention") Assign(f, reader, m.attention, reader.ReadEnum(f, kAttentionKinds));
     else if (k == "norm") Assign(f, reader, m.norm, reader.ReadEnum(f, kNormKinds));
     else if (k == "dropout") Assign(f, reader, m.dropout, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
@@ -186,7 +229,7 @@ void ScenarioBuilder::ApplyData(const YamlField& field, YamlReader& reader) {
     return;
   }
   reader.ForEachEntry(field, kDataKeys, false, [&](const YamlField& f) {
-    if (f.name == "batch_per_rank") Assign(f, reader, scenario_.data.batch_per_rank, reader.ReadInt(f, kPositiveInt));
+    if (f.name == "batch_per_rank") Assign(f, reader, scenario_.data.batch_per_rank, reader.ReadInt(f, IntRange{1, kMaxCount}));
   });
 }
 
@@ -198,8 +241,8 @@ void ScenarioBuilder::ApplyParallel(const YamlField& field, YamlReader& reader) 
   ParallelSpec& p = scenario_.parallel;
   reader.ForEachEntry(field, kParallelKeys, false, [&](const YamlField& f) {
     if (f.name == "mode") Assign(f, reader, p.mode, reader.ReadEnum(f, kParallelModes));
-    else if (f.name == "bucket_mb") Assign(f, reader, p.bucket_mb, reader.ReadReal(f, RealRange::Above(0)));
-    else if (f.name == "grad_accum") Assign(f, reader, p.grad_accum, reader.ReadInt(f, kPositiveInt));
+    else if (f.name == "bucket_mb") Assign(f, reader, p.bucket_mb, reader.ReadReal(f, RealRange{0, false, kMaxBucketMb, true}));
+    else if (f.name == "grad_accum") Assign(f, reader, p.grad_accum, reader.ReadInt(f, IntRange{1, kMaxCount}));
   });
 }
 
@@ -212,14 +255,14 @@ void ScenarioBuilder::ApplyOptimizer(const YamlField& field, YamlReader& reader)
   reader.ForEachEntry(field, kOptimizerKeys, false, [&](const YamlField& f) {
     const std::string& k = f.name;
     if (k == "kind") Assign(f, reader, o.kind, reader.ReadEnum(f, kOptimizerKinds));
-    else if (k == "lr") Assign(f, reader, o.lr, reader.ReadReal(f, RealRange::Above(0)));
+    else if (k == "lr") Assign(f, reader, o.lr, reader.ReadReal(f, kPositiveFloat));
     else if (k == "momentum") Assign(f, reader, o.momentum, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
     else if (k == "beta1") Assign(f, reader, o.beta1, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
     else if (k == "beta2") Assign(f, reader, o.beta2, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
-    else if (k == "eps") Assign(f, reader, o.eps, reader.ReadReal(f, RealRange::Above(0)));
-    else if (k == "weight_decay") Assign(f, reader, o.weight_decay, reader.ReadReal(f, RealRange::AtLeast(0)));
-    else if (k == "clip_grad_norm") Assign(f, reader, o.clip_grad_norm, reader.ReadReal(f, RealRange::AtLeast(0)));
-    else if (k == "warmup_steps") Assign(f, reader, o.warmup_steps, reader.ReadInt(f, kNonNegativeInt));
+    else if (k == "eps") Assign(f, reader, o.eps, reader.ReadReal(f, kPositiveFloat));
+    else if (k == "weight_decay") Assign(f, reader, o.weight_decay, reader.ReadReal(f, kNonNegativeFloat));
+    else if (k == "clip_grad_norm") Assign(f, reader, o.clip_grad_norm, reader.ReadReal(f, kNonNegativeFloat));
+    else if (k == "warmup_steps") Assign(f, reader, o.warmup_steps, reader.ReadInt(f, IntRange{0, kMaxSteps}));
   });
 }
 
@@ -230,9 +273,9 @@ void ScenarioBuilder::ApplyTolerances(const YamlField& field, YamlReader& reader
   }
   Tolerances& t = scenario_.tolerances;
   reader.ForEachEntry(field, kToleranceKeys, false, [&](const YamlField& f) {
-    if (f.name == "reference_rtol") Assign(f, reader, t.reference_rtol, reader.ReadReal(f, RealRange::AtLeast(0)));
-    else if (f.name == "reference_atol") Assign(f, reader, t.reference_atol, reader.ReadReal(f, RealRange::AtLeast(0)));
-    else if (f.name == "golden_rtol") Assign(f, reader, t.golden_rtol, reader.ReadReal(f, RealRange::AtLeast(0)));
+    if (f.name == "reference_rtol") Assign(f, reader, t.reference_rtol, reader.ReadReal(f, kNonNegativeFloat));
+    else if (f.name == "reference_atol") Assign(f, reader, t.reference_atol, reader.ReadReal(f, kNonNegativeFloat));
+    else if (f.name == "golden_rtol") Assign(f, reader, t.golden_rtol, reader.ReadReal(f, kNonNegativeFloat));
   });
 }
 
@@ -331,6 +374,7 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
     }
     const int errors_before = reader.error_count();
     bool saw_kind = false, saw_rank = false, saw_ranks = false;
+    std::vector<YamlField> param_fields;
     reader.ForEachEntry(e, kInjectKeys, true, [&](const YamlField& f) {
       const std::string& k = f.name;
       if (k == "kind") {
@@ -348,7 +392,7 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
         (list ? saw_ranks : saw_rank) = true;
         ReadRanks(f, list, reader, info.ranks);
       } else if (k == "step") {
-        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, INT64_MAX})) {
+        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, kMaxSteps})) {
           injection.step = *step;
           info.step_at = reader.LocationOf(f);
         }
@@ -364,8 +408,10 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
         reader.Error(reader.Locate(f.key.Mark()), f.path + ": unknown key; did you mean \"" + std::string(*typo) + "\"?");
       } else if (std::optional<std::string> value = reader.ReadScalarText(f)) {
         injection.params[k] = *value;
+        param_fields.push_back(f);
       }
     });
+    CheckInjectionParams(injection.kind, param_fields, reader);
     if (!saw_kind) reader.Error(info.at, e.path + ".kind: missing required key");
     if (!saw_rank && !saw_ranks) {
       reader.Error(info.at, e.path + ".rank: missing required key (or `ranks: [...]` for several ranks)");
@@ -387,7 +433,7 @@ void ScenarioBuilder::ApplyExpect(const YamlField& field, YamlReader& reader) {
     if (f.name == "fail") {
       ApplyExpectFail(f, reader);
     } else if (f.name == "discovery_calls") {
-      Assign(f, reader, scenario_.expected_discovery_calls, reader.ReadInt(f, kPositiveInt));
+      Assign(f, reader, scenario_.expected_discovery_calls, reader.ReadInt(f, IntRange{1, kMaxCount}));
     }
   });
 }
@@ -423,7 +469,7 @@ void ScenarioBuilder::ApplyExpectFail(const YamlField& field, YamlReader& reader
           info.kind_at = reader.LocationOf(f);
         }
       } else if (f.name == "step") {
-        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, INT64_MAX})) {
+        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, kMaxSteps})) {
           expected.step = *step;
           info.step_at = reader.LocationOf(f);
         }
@@ -446,13 +492,19 @@ void ScenarioBuilder::CheckName(Scenario& s, const std::string& default_name, co
   const std::string kIdRule = "use letters, digits, '_', '-' and '.', with '/' between parts";
   if (Rejected("name")) return;
   if (auto it = set_at_.find("name"); it != set_at_.end()) {
-    if (!IsValidId(s.name)) reader.Error(it->second, "name: " + Quote(s.name) + " is not a valid id; " + kIdRule);
+    if (!IsValidId(s.name)) {
+      reader.Error(it->second, "name: " + Quote(s.name) + " is not a valid id; " + kIdRule);
+    } else if (std::optional<std::string> problem = IdLayoutProblem(s.name)) {
+      reader.Error(it->second, "name: " + Quote(s.name) + ": " + *problem);
+    }
     return;
   }
   s.name = default_name;
   if (!IsValidId(s.name)) {
     reader.Error(file_start, "name: the id " + Quote(s.name) + " taken from the file path is not valid (" + kIdRule +
                                  "); set `name`");
+  } else if (std::optional<std::string> problem = IdLayoutProblem(s.name)) {
+    reader.Error(file_start, "name: the id " + Quote(s.name) + " taken from the file path: " + *problem + "; set `name`");
   }
 }
 
