@@ -406,27 +406,19 @@ bool LaunchRun::CheckStartup() {
   return false;
 }
 
-// After start-up, per rank: a rank that has not finished and whose trace has not advanced for
-// hang_timeout_s (counted from the end of start-up at the earliest) hangs the job.
+// After start-up: no rank's trace advanced for hang_timeout_s, counted from the end of start-up
+// at the earliest. Progress of any rank counts: a rank that stopped while the others still run
+// is a crash or a vanished process, which the checks above report with its own reason.
 void LaunchRun::CheckHang() {
   if (spec_.hang_timeout_s <= 0) return;
-  bool all_finished = true;
-  for (int r = 0; r < spec_.ranks; ++r) {
-    const RankProgress& p = watcher_.rank(r);
-    all_finished &= p.footer;
-    if (p.footer) continue;
-    const Clock::time_point since = std::max(p.last_progress, *started_at_);
-    if (SecondsSince(since) > spec_.hang_timeout_s) {
-      ending_ = LaunchEnding::kHang;
-      return;
-    }
-  }
+  const Clock::time_point since = std::max(last_progress_, *started_at_);
+  if (SecondsSince(since) <= spec_.hang_timeout_s) return;
   // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
   // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
+  bool all_finished = true;
+  for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
   const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
-  if (all_finished && SecondsSince(std::max(last_progress_, *started_at_)) > spec_.hang_timeout_s + exit_grace_s) {
-    ending_ = LaunchEnding::kHang;
-  }
+  if (!all_finished || SecondsSince(since) > spec_.hang_timeout_s + exit_grace_s) ending_ = LaunchEnding::kHang;
 }
 
 void LaunchRun::Watch() {
