@@ -20,6 +20,9 @@ struct CheckContext {
   const std::vector<RankTrace>& traces;        // index = rank; may be shorter if a rank never wrote
   const LaunchReport& launch;                  // how the ranks ended (hang, crash, clean)
   const std::vector<RankTrace>* reference = nullptr;  // the 1-rank run, for `reference`
+  // The 1-rank run that computes the global batch in the N ranks' pieces: its difference from
+  // `reference` is the scenario's floating-point noise (`reference`'s tolerance).
+  const std::vector<RankTrace>* reference_split = nullptr;
   const std::vector<RankTrace>* repeat = nullptr;     // a second run, for `determinism`
   std::filesystem::path fixtures_dir{};        // for `golden`
   std::string platform{};                      // platform fingerprint, for `golden`

@@ -22,7 +22,8 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   const LaunchEnding ending = context.launch.ending;
   // The launcher killed the ranks itself; their signals are its own doing.
   if (ending == LaunchEnding::kHang || ending == LaunchEnding::kTimeout || ending == LaunchEnding::kInterrupted ||
-      ending == LaunchEnding::kLaunchFailed) {
+      ending == LaunchEnding::kLaunchFailed || ending == LaunchEnding::kStartupTimeout ||
+      ending == LaunchEnding::kRankError) {
     return {};
   }
   const std::vector<RankTrace>& traces = context.traces;

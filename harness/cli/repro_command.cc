@@ -246,6 +246,7 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
             spec.trace_dir = repro_dir / "traces";
             spec.log_dir = repro_dir / "logs";
             spec.hang_timeout_s = scenario->hang_timeout_s;
+            spec.startup_timeout_s = scenario->startup_timeout_s;
             spec.timeout_s = scenario->timeout_s;
             spec.mpirun_args = flags->mpirun_args;
             spec.rank_command = {(env.program_dir / "lockstep-rank").string(),

@@ -22,6 +22,7 @@ struct RunFlags {
   std::string launcher = "mpirun";
   std::string backend;
   double hang_timeout_s = 0;
+  double startup_timeout_s = 0;
   bool fail_fast = false;
   bool reuse_out = false;
   std::vector<std::string> checks;
@@ -91,6 +92,10 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
+  cmd->add_option("--startup-timeout", flags->startup_timeout_s,
+                  "Seconds every rank may take to start (communicator, model, initial broadcast: up to its "
+                  "step-0 record) before the run is a start-up timeout (overrides startup_timeout_s)")
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_flag("--fail-fast", flags->fail_fast,
                 "Live mode: ranks compare their step digests after every step and stop at the first mismatch");
   cmd->add_option("--check", flags->checks,
@@ -131,6 +136,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
               options.backend = kBackends.at(flags->backend);
             }
             if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
             options.fail_fast = flags->fail_fast;
             options.extra_checks = flags->checks;
             options.mpirun_args = flags->mpirun_args;

@@ -188,6 +188,22 @@ Result<std::filesystem::path> FindMpirun() {
   return NotFoundError("mpirun not found on PATH (install openmpi-bin, or set MPIEXEC to its path)");
 }
 
+void AddStoreRendezvousEnv(LaunchSpec& spec, const std::string& host, int port) {
+  bool other_hosts = spec.kind == LauncherKind::kSrun;
+  for (const std::string& a : spec.mpirun_args) {
+    other_hosts = other_hosts || a == "-H" || a == "--host" || a.rfind("--host=", 0) == 0 || a == "--hostfile" ||
+                  a.rfind("--hostfile=", 0) == 0 || a == "-hostfile" || a == "--machinefile";
+  }
+  if (!spec.env.count("MASTER_ADDR")) {
+    const std::string from_env = Getenv("MASTER_ADDR");
+    spec.env["MASTER_ADDR"] = !from_env.empty() ? from_env : other_hosts && !host.empty() ? host : "127.0.0.1";
+  }
+  if (!spec.env.count("MASTER_PORT")) {
+    const std::string from_env = Getenv("MASTER_PORT");
+    spec.env["MASTER_PORT"] = !from_env.empty() ? from_env : std::to_string(port);
+  }
+}
+
 Result<int> PickFreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));

@@ -61,6 +61,13 @@ Result<std::filesystem::path> FindMpirun();
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, as torchrun does).
 Result<int> PickFreePort();
 
+// The store rendezvous of gloo and nccl under mpirun and srun: the launcher gives the ranks their
+// rank and world size, but rank 0 must also serve a store at MASTER_ADDR:MASTER_PORT. Adds both
+// to spec.env unless spec.env or this process's environment already sets them: `port` (a free
+// one here) and 127.0.0.1 for a job on this host, `host` (this host's name) when mpirun is given
+// hosts (-H, --host, --hostfile) or under srun, where rank 0 runs on the first node, this one.
+void AddStoreRendezvousEnv(LaunchSpec& spec, const std::string& host, int port);
+
 std::string ShellQuote(const std::string& word);
 
 }  // namespace lockstep

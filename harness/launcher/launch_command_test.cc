@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -221,6 +222,38 @@ TEST(LaunchCommandTest, FindMpirunHonoursMpiexec) {
   }
   ScopedEnv env("MPIEXEC", "/bin/sh");
   EXPECT_EQ(FindMpirun().value(), "/bin/sh");
+}
+
+// gloo and nccl under mpirun/srun: the launcher hands the ranks the store's address and a port.
+TEST(LaunchCommandTest, StoreRendezvousForMpirunAndSrun) {
+  ScopedEnv addr("MASTER_ADDR", nullptr);
+  ScopedEnv port("MASTER_PORT", nullptr);
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kMpirun;
+  AddStoreRendezvousEnv(spec, "node7", 29555);
+  EXPECT_EQ(spec.env.at("MASTER_ADDR"), "127.0.0.1");  // one host: rank 0 runs here
+  EXPECT_EQ(spec.env.at("MASTER_PORT"), "29555");
+  const LaunchCommand cmd = MpirunCommand(spec, "mpirun");
+  EXPECT_EQ(cmd.env.at("MASTER_PORT"), "29555");
+  EXPECT_NE(std::find(cmd.argv.begin(), cmd.argv.end(), "MASTER_ADDR"), cmd.argv.end()) << "passed with -x";
+
+  LaunchSpec hosts = SampleSpec();
+  hosts.kind = LauncherKind::kMpirun;
+  hosts.mpirun_args = {"--hostfile", "hosts.txt"};
+  AddStoreRendezvousEnv(hosts, "node7", 29555);
+  EXPECT_EQ(hosts.env.at("MASTER_ADDR"), "node7");
+  LaunchSpec srun = SampleSpec();
+  srun.kind = LauncherKind::kSrun;
+  AddStoreRendezvousEnv(srun, "node7", 29555);
+  EXPECT_EQ(srun.env.at("MASTER_ADDR"), "node7");
+
+  // What the user set wins.
+  ScopedEnv user_port("MASTER_PORT", "4000");
+  LaunchSpec mine = SampleSpec();
+  mine.env["MASTER_ADDR"] = "10.0.0.1";
+  AddStoreRendezvousEnv(mine, "node7", 29555);
+  EXPECT_EQ(mine.env.at("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(mine.env.at("MASTER_PORT"), "4000");
 }
 
 }  // namespace

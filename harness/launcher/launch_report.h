@@ -13,6 +13,9 @@ enum class LaunchEnding {
   kClean,        // every rank exited 0 with a footer
   kCrash,        // a rank died (exit code != 0 or a signal)
   kHang,         // a rank made no progress for hang_timeout_s; the launcher killed the job
+  kStartupTimeout,  // some rank had not recorded step 0 after startup_timeout_s (stalled_ranks)
+  kRankError,    // a rank stopped on an error of the harness (configuration, environment,
+                 // internal, its trace unwritable): RankExit::error says which
   kTimeout,      // the whole scenario ran past timeout_s
   kInterrupted,  // SIGINT/SIGTERM to `lockstep run`
   kLaunchFailed, // the ranks could not be started (mpirun missing, bad world size, ...)
@@ -36,6 +39,7 @@ struct RankExit {
   std::optional<CollectivePosition> last_collective_begun;      // from its trace
   std::optional<CollectivePosition> last_collective_completed;  // from its trace
   bool trace_finished = false;   // its trace has a footer
+  std::string error;             // the rank's own message when it stopped on a harness error
   bool killed_by_launcher = false;  // still running when the launcher ended the job (hang, timeout,
                                     // interrupt, another rank's crash): not a crash of its own
 };
@@ -43,7 +47,8 @@ struct RankExit {
 struct LaunchReport {
   LaunchEnding ending = LaunchEnding::kClean;
   std::vector<RankExit> ranks;     // whatever is known per rank
-  std::vector<int> stalled_ranks;  // hang: ranks whose trace stopped progressing first
+  std::vector<int> stalled_ranks;  // hang: ranks whose trace stopped progressing first;
+                                   // start-up timeout: the ranks that never started
   double duration_s = 0.0;
   std::string message;             // human explanation, e.g. the launcher's error
   std::string command;             // the launch command line

@@ -71,6 +71,21 @@ std::string LastLines(const std::string& text, int n) {
   return out;
 }
 
+// What a rank that stopped on a harness error said: "lockstep-rank R: <message>" is the last
+// thing it prints (harness/rank/rank_program.cc); empty when its log has no such line.
+std::string RankErrorFromLog(const std::filesystem::path& log) {
+  const std::string text = ReadFileTail(log, 16 * 1024);
+  std::istringstream in(text);
+  std::string found;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("lockstep-rank ", 0) == 0) {
+      const size_t colon = line.find(": ");
+      found = colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return found;
+}
+
 std::string DescribeWaitStatus(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -106,6 +121,13 @@ class LaunchRun {
   void CheckDirectRanks();
   void CheckLauncherProcess();
   void CheckVanishedRanks();
+  // Start-up: true once every rank's trace shows its step-0 record (or a footer); sets ending_
+  // when startup_timeout_s passes before that.
+  bool CheckStartup();
+  void CheckHang();
+  // Ranks that stopped on an error of the harness: an error footer, or a failed rank whose exit
+  // code is lockstep's usage (2) or harness-error (3) code. Sets their RankExit::error.
+  std::vector<int> RankErrors();
   void Finish();
   bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
 
@@ -122,6 +144,7 @@ class LaunchRun {
   std::vector<int> failed_ranks_;     // ranks that died on their own
   std::vector<bool> still_running_;   // per rank, when the launcher ended the job
   Clock::time_point last_progress_;
+  std::optional<Clock::time_point> started_at_;  // when the last rank finished start-up
   int interrupt_signal_ = 0;
   // mpirun/srun: ranks on this host whose process is gone without a trace footer, and when
   // that was first seen. The launcher gets a while to exit and say how they died.
@@ -157,6 +180,10 @@ Status LaunchRun::Prepare() {
     spec_.rank_command[0] = resolved->string();
   }
 
+  if (spec_.kind == LauncherKind::kMpirun || spec_.kind == LauncherKind::kSrun) {
+    LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
+    AddStoreRendezvousEnv(spec_, hostname_, port);
+  }
   switch (spec_.kind) {
     case LauncherKind::kMpirun: {
       LOCKSTEP_ASSIGN_OR_RETURN(auto mpirun, FindMpirun());
@@ -340,8 +367,71 @@ void LaunchRun::CheckLauncherProcess() {
   report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + LastLines(output, 6);
 }
 
+std::vector<int> LaunchRun::RankErrors() {
+  std::vector<int> errors;
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    RankExit& e = report_.ranks[static_cast<size_t>(r)];
+    const bool failed = std::find(failed_ranks_.begin(), failed_ranks_.end(), r) != failed_ranks_.end();
+    const bool error_code = failed && e.exit_code && (*e.exit_code == 2 || *e.exit_code == 3);
+    if (p.footer && IsErrorFooterStatus(p.footer_status)) {
+      e.error = p.footer_status;
+    } else if (error_code) {
+      e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
+      if (e.error.empty()) e.error = "exited with code " + std::to_string(*e.exit_code) + " (a harness error); see its log";
+    } else if (failed && !p.footer) {
+      // mpirun may name another rank first, or not say the code: the rank's own last words decide.
+      e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
+    }
+    if (!e.error.empty()) errors.push_back(r);
+  }
+  return errors;
+}
+
+bool LaunchRun::CheckStartup() {
+  if (started_at_) return true;
+  std::vector<int> waiting;
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    if (!p.last_step && !p.footer) waiting.push_back(r);
+  }
+  if (waiting.empty()) {
+    started_at_ = Clock::now();
+    return true;
+  }
+  if (spec_.startup_timeout_s > 0 && SecondsSince(t0_) > spec_.startup_timeout_s) {
+    report_.stalled_ranks = waiting;
+    ending_ = LaunchEnding::kStartupTimeout;
+  }
+  return false;
+}
+
+// After start-up: no rank's trace advanced for hang_timeout_s, counted from the end of start-up
+// at the earliest. Progress of any rank counts: a rank that stopped while the others still run
+// is a crash or a vanished process, which the checks above report with its own reason.
+void LaunchRun::CheckHang() {
+  if (spec_.hang_timeout_s <= 0) return;
+  const Clock::time_point since = std::max(last_progress_, *started_at_);
+  if (SecondsSince(since) <= spec_.hang_timeout_s) return;
+  // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
+  // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
+  bool all_finished = true;
+  for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
+  const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
+  if (!all_finished || SecondsSince(since) > spec_.hang_timeout_s + exit_grace_s) ending_ = LaunchEnding::kHang;
+}
+
 void LaunchRun::Watch() {
   if (watcher_.Poll()) last_progress_ = Clock::now();
+  // A rank that wrote an error footer is stopping on a harness error; the others may wait for
+  // it in a collective forever. End the launch now, with its message.
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    if (p.footer && IsErrorFooterStatus(p.footer_status)) {
+      ending_ = LaunchEnding::kRankError;
+      return;
+    }
+  }
   if (IsDirect()) {
     CheckDirectRanks();
   } else {
@@ -352,16 +442,8 @@ void LaunchRun::Watch() {
     ending_ = LaunchEnding::kTimeout;
     return;
   }
-  if (spec_.hang_timeout_s > 0 && SecondsSince(last_progress_) > spec_.hang_timeout_s) {
-    // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
-    // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
-    bool all_finished = true;
-    for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
-    const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
-    if (!all_finished || SecondsSince(last_progress_) > spec_.hang_timeout_s + exit_grace_s) {
-      ending_ = LaunchEnding::kHang;
-    }
-  }
+  if (!CheckStartup()) return;
+  CheckHang();
 }
 
 void LaunchRun::Finish() {
@@ -377,6 +459,19 @@ void LaunchRun::Finish() {
   tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
   watcher_.Poll();
 
+  // A failure of the harness on a rank is no crash of the system under test (nor is what the
+  // others did after it stopped).
+  std::vector<int> rank_errors;
+  if (*ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError) {
+    rank_errors = RankErrors();
+    if (!rank_errors.empty()) {
+      ending_ = LaunchEnding::kRankError;
+      for (int r : rank_errors) {
+        if (std::find(failed_ranks_.begin(), failed_ranks_.end(), r) == failed_ranks_.end()) failed_ranks_.push_back(r);
+      }
+    }
+  }
+
   const bool failed = !failed_ranks_.empty();
   for (RankExit& e : report_.ranks) {
     const RankProgress& p = watcher_.rank(e.rank);
@@ -389,7 +484,7 @@ void LaunchRun::Finish() {
     const bool stopped_by_job_launcher = !IsDirect() && failed && !named_failure && !p.footer;
     if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure) {
       e.killed_by_launcher = true;
-      const std::string why = *ending_ == LaunchEnding::kCrash
+      const std::string why = *ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError
                                   ? "rank " + Join(failed_ranks_) + " failed"
                                   : std::string("the launch ended: ") + ToString(*ending_);
       e.note = "stopped by the launcher after " + why;
@@ -417,6 +512,18 @@ void LaunchRun::Finish() {
       for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
       break;
     }
+    case LaunchEnding::kStartupTimeout:
+      msg << "start-up timeout: rank" << (report_.stalled_ranks.size() == 1 ? " " : "s ") << Join(report_.stalled_ranks)
+          << " had not recorded step 0 (communicator, model, initial broadcast) after startup_timeout_s = "
+          << spec_.startup_timeout_s << " s";
+      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
+      break;
+    case LaunchEnding::kRankError:
+      for (size_t i = 0; i < rank_errors.size(); ++i) {
+        msg << (i ? "; " : "") << "rank " << rank_errors[i] << " stopped on a harness error: "
+            << report_.ranks[static_cast<size_t>(rank_errors[i])].error;
+      }
+      break;
     case LaunchEnding::kTimeout:
       msg << "the launch ran past its timeout of " << spec_.timeout_s << " s";
       for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);

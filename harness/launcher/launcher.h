@@ -39,6 +39,9 @@ struct LaunchSpec {
   std::filesystem::path trace_dir;        // the ranks write rank-<r>.trace here
   std::filesystem::path log_dir;          // rank-<r>.log per rank, launcher.log for mpirun/srun
   double hang_timeout_s = 60.0;           // no trace progress for this long: hang (<= 0: off)
+  // Start-up (process start, communicator, model, initial broadcast) is timed apart from
+  // progress: until every rank's trace shows its step-0 record, only this limit applies.
+  double startup_timeout_s = 300.0;       // <= 0: off
   double timeout_s = 0.0;                 // whole launch (<= 0: no limit)
   std::map<std::string, std::string> env;  // extra environment for the ranks
   std::vector<std::string> mpirun_args;    // extra launcher args (mpirun or srun), before the program

@@ -146,13 +146,61 @@ TEST_P(LauncherTest, RankKilledAtStep3IsACrash) {
 }
 
 TEST_P(LauncherTest, NonZeroExitCodeIsACrash) {
-  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1"});
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "5", "--exit-rank", "1"});
   auto report = Launch(spec);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
-  EXPECT_EQ(report->ranks[1].exit_code, 3) << report->ranks[1].note;
+  EXPECT_EQ(report->ranks[1].exit_code, 5) << report->ranks[1].note;
   EXPECT_EQ(report->ranks[1].last_step, 2);
   EXPECT_THAT(report->message, HasSubstr("rank 1"));
+  ExpectNoProcessLeft(spec);
+}
+
+// Exit code 3 is lockstep-rank's harness error: no crash of the system under test.
+TEST_P(LauncherTest, HarnessErrorExitCodeIsARankError) {
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kRankError) << report->message;
+  EXPECT_EQ(report->ranks[1].error, "internal: exit 3");
+  EXPECT_THAT(report->message, HasSubstr("rank 1 stopped on a harness error: internal: exit 3"));
+  ExpectNoProcessLeft(spec);
+}
+
+// The hang: rank 1 stops on an internal error while the others wait for it in a
+// collective. Its footer ends the launch at once (not after hang_timeout_s), with its message.
+TEST_P(LauncherTest, ErrorFooterEndsTheLaunchWithTheRanksMessage) {
+  LaunchSpec spec = Spec(3, {"--steps", "10", "--step-ms", "20", "--error-rank", "1", "--error-step", "2"});
+  spec.hang_timeout_s = 600;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kRankError) << report->message;
+  EXPECT_EQ(report->ranks[1].error, "internal: injected error at step 2");
+  EXPECT_THAT(report->message, HasSubstr("rank 1 stopped on a harness error: internal: injected error at step 2"));
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher);
+  EXPECT_LT(report->duration_s, 300.0);
+  ExpectNoProcessLeft(spec);
+}
+
+// Start-up is timed apart: a rank slower to start than hang_timeout_s is no hang.
+TEST_P(LauncherTest, SlowStartUpIsNotAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "3", "--step-ms", "10", "--startup-rank", "1", "--startup-ms", "4000"});
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 120.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
+TEST_P(LauncherTest, StartUpTimeoutNamesTheRanksThatNeverStarted) {
+  LaunchSpec spec = Spec(3, {"--steps", "3", "--step-ms", "10", "--startup-rank", "2", "--startup-ms", "600000"});
+  spec.startup_timeout_s = 10.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kStartupTimeout) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(2));
+  EXPECT_THAT(report->message, HasSubstr("start-up timeout: rank 2 had not recorded step 0"));
   ExpectNoProcessLeft(spec);
 }
 

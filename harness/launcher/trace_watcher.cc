@@ -58,6 +58,10 @@ TraceEvent::Kind KindOf(const std::string& type, bool has_end) {
 
 }  // namespace
 
+bool IsErrorFooterStatus(const std::string& status) {
+  return status != "ok" && status.rfind("stopped after step ", 0) != 0 && status.rfind("fail-fast: ", 0) != 0;
+}
+
 std::optional<TraceEvent> ParseTraceLine(const std::string& line) {
   const json::parser_callback_t keep_scalars = [](int depth, json::parse_event_t event, json& parsed) {
     if (depth == 1 && event == json::parse_event_t::key) return IsWantedKey(parsed.get<std::string>());

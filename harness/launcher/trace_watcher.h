@@ -29,6 +29,11 @@ struct TraceEvent {
   std::string status;  // footer
 };
 
+// A footer status that reports an error of the harness on the rank (configuration, environment,
+// internal, trace I/O), as opposed to "ok" and the clean early stops ("stopped after step K
+// (--stop-after-step)", "fail-fast: ...").
+bool IsErrorFooterStatus(const std::string& status);
+
 // One line of a trace (without its newline). nullopt: not a JSON object (a cut or corrupt line).
 std::optional<TraceEvent> ParseTraceLine(const std::string& line);
 

@@ -1,6 +1,9 @@
 // lockstep-rank: the program the launcher starts on every rank (docs/ARCHITECTURE.md).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "harness/core/lifeline.h"
 #include "harness/rank/rank_program.h"
 
@@ -12,7 +15,10 @@ int main(int argc, char** argv) {
   std::string scenario, trace_dir;
   app.add_option("--scenario", scenario, "scenario file")->required()->check(CLI::ExistingFile);
   app.add_option("--trace-dir", trace_dir, "directory for rank-<r>.trace")->required();
-  app.add_flag("--reference", options.reference, "run the 1-rank reference variant of the scenario");
+  CLI::Option* reference = app.add_flag("--reference", options.reference, "run the 1-rank reference variant of the scenario");
+  app.add_flag("--reference-split", options.reference_split,
+               "run the 1-rank reference that computes the global batch in the N ranks' pieces (noise measurement)")
+      ->excludes(reference);
   app.add_option("--backend", options.backend, "override the scenario's backend")
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
@@ -40,5 +46,13 @@ int main(int argc, char** argv) {
   options.trace_dir = trace_dir;
   if (stop->count() > 0) options.stop_after_step = stop_after_step;
   options.dump.dir = dump_dir;
-  return lockstep::ToInt(lockstep::RunRank(options));
+  const lockstep::ExitCode code = lockstep::RunRank(options);
+  if (code != lockstep::ExitCode::kPassed) {
+    // A rank that stops on an error leaves at once, without MPI_Finalize at exit: the others
+    // may be waiting in a collective, and finalizing would wait for them (a hang instead of an
+    // error). mpirun then ends the job; the footer and stderr already carry the message.
+    std::fflush(nullptr);
+    std::_Exit(lockstep::ToInt(code));
+  }
+  return 0;
 }

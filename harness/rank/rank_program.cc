@@ -23,8 +23,9 @@ namespace lockstep {
 namespace {
 
 // The 1-rank variant: same global batch, same data, no injection, nothing to compare with.
-void MakeReference(Scenario& s) {
-  s.data.batch_per_rank *= s.ranks;
+// `split`: the global batch stays in the N ranks' pieces (Trainer::set_data_split).
+void MakeReference(Scenario& s, bool split) {
+  if (!split) s.data.batch_per_rank *= s.ranks;
   s.ranks = 1;
   s.slices = 1;
   s.inject.clear();
@@ -63,7 +64,8 @@ class Rank {
       return loaded.status().WithContext("scenario" + text);
     }
     scenario_ = std::move(loaded).value();
-    if (options_.reference) MakeReference(scenario_);
+    const int n_rank_world = scenario_.ranks;
+    if (options_.reference || options_.reference_split) MakeReference(scenario_, options_.reference_split);
     if (options_.stop_after_step && *options_.stop_after_step > scenario_.steps) {
       return InvalidArgumentError("--stop-after-step " + std::to_string(*options_.stop_after_step) +
                                   ": the scenario has only " + std::to_string(scenario_.steps) + " steps");
@@ -105,6 +107,8 @@ class Rank {
 
     const torch::Device device(topology_.DeviceFor(scenario_.backend));
     LOCKSTEP_ASSIGN_OR_RETURN(trainer_, Trainer::Create(scenario_, groups, device, injector_.get()));
+    if (options_.reference_split) trainer_->set_data_split(n_rank_world);
+    if (injector_) LOCKSTEP_RETURN_IF_ERROR(injector_->CheckTargets(trainer_->model().module()));
     LOCKSTEP_RETURN_IF_ERROR(trainer_->Initialize());
     LOCKSTEP_RETURN_IF_ERROR(Record(0, nullptr));
     for (int64_t step = 1; step <= scenario_.steps && !stopped_early_; ++step) {
@@ -131,7 +135,9 @@ class Rank {
     header.pid = getpid();
     header.device = topology_.DeviceFor(scenario_.backend);
     header.backend = ToString(scenario_.backend);
-    header.scenario_id = scenario_.name + (options_.reference ? "#reference" : "");
+    header.scenario_id = scenario_.name + (options_.reference_split ? "#reference-split"
+                                           : options_.reference     ? "#reference"
+                                                                    : "");
     header.versions = BuildInfoMap();
     LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / ("rank-" + std::to_string(rank_) + ".trace"), header));
     recorder_ = std::make_unique<StepRecorder>(writer_.get());

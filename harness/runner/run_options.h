@@ -16,6 +16,7 @@ struct RunOptions {
   LauncherKind launcher = LauncherKind::kMpirun;
   std::optional<Backend> backend;           // overrides every scenario's backend
   std::optional<double> hang_timeout_s;     // overrides every scenario's hang_timeout_s
+  std::optional<double> startup_timeout_s;  // overrides every scenario's startup_timeout_s
   bool fail_fast = false;
   std::vector<std::string> extra_checks;    // --check NAME: added to every scenario's checks
   std::vector<std::string> mpirun_args;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -81,6 +82,16 @@ std::string LogTail(const std::filesystem::path& file, size_t max_lines) {
   return out;
 }
 
+// NCCL needs a GPU; without one every rank would fail in ncclCommInitRank.
+bool GpuVisible() {
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    const std::string v = visible;
+    if (v.empty() || v == "-1" || v == "NoDevFiles") return false;
+  }
+  std::error_code ec;
+  return std::filesystem::exists("/dev/nvidia0", ec) || std::filesystem::exists("/dev/dxg", ec);
+}
+
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -100,19 +111,22 @@ ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
 
 Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario& scenario,
                                                                  const std::filesystem::path& dir,
-                                                                 bool reference, bool report_progress) {
+                                                                 const std::string& reference_flag,
+                                                                 bool report_progress) {
+  const bool reference = !reference_flag.empty();
   LaunchSpec spec;
   spec.kind = options_.launcher;
   spec.ranks = reference ? 1 : scenario.ranks;
   spec.trace_dir = dir / "traces";
   spec.log_dir = dir / "logs";
   spec.hang_timeout_s = scenario.hang_timeout_s;
+  spec.startup_timeout_s = scenario.startup_timeout_s;
   spec.timeout_s = scenario.timeout_s;
   spec.mpirun_args = options_.mpirun_args;
   spec.rank_command = {options_.rank_program.string(), "--scenario", scenario.location.file, "--trace-dir",
                        spec.trace_dir.string()};
   if (options_.backend) spec.rank_command.insert(spec.rank_command.end(), {"--backend", ToString(*options_.backend)});
-  if (reference) spec.rank_command.push_back("--reference");
+  if (reference) spec.rank_command.push_back(reference_flag);
   if (options_.fail_fast && !reference) spec.rank_command.push_back("--fail-fast");
   // A previous run of the same scenario in this out dir; never a folder lockstep did not make.
   LOCKSTEP_RETURN_IF_ERROR(ResetScenarioDirectory(dir));
@@ -136,6 +150,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   Scenario scenario = input;
   if (options_.backend) scenario.backend = *options_.backend;
   if (options_.hang_timeout_s) scenario.hang_timeout_s = *options_.hang_timeout_s;
+  if (options_.startup_timeout_s) scenario.startup_timeout_s = *options_.startup_timeout_s;
   for (const auto& c : options_.extra_checks) {
     if (!Contains(scenario.checks, c)) scenario.checks.push_back(c);
   }
@@ -164,8 +179,21 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     return finish(result);
   }
 
+  if (scenario.backend == Backend::kNccl && !GpuVisible()) {
+    result.outcome = Outcome::kSkipped;
+    result.reason = "backend nccl: no GPU is visible on this machine (no /dev/nvidia0, or CUDA_VISIBLE_DEVICES hides them all)";
+    return finish(result);
+  }
+  // Refused before any rank starts: plain processes have no MPI world to join.
+  if (scenario.backend == Backend::kMpi && options_.launcher == LauncherKind::kLocal) {
+    result.outcome = Outcome::kError;
+    result.reason = "backend mpi cannot run under --launcher local: it starts plain processes with RANK/WORLD_SIZE, "
+                    "which MPI does not read (use --launcher mpirun or srun, or backend gloo)";
+    return finish(result);
+  }
+
   const std::filesystem::path dir = options_.out_dir / scenario.name;
-  Result<LaunchOutput> run = LaunchRanks(scenario, dir, /*reference=*/false, /*report_progress=*/true);
+  Result<LaunchOutput> run = LaunchRanks(scenario, dir, /*reference_flag=*/"", /*report_progress=*/true);
   if (!run.ok()) {
     result.outcome = Outcome::kError;
     result.reason = run.status().ToString();
@@ -187,6 +215,26 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       result.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
       result.series = BuildSeries(run->traces);
       return finish(result);
+    case LaunchEnding::kRankError:
+      // The harness failed on a rank (configuration, environment, internal, trace I/O): no
+      // verdict on the system under test, and the rank's own message says why.
+      result.outcome = Outcome::kError;
+      result.reason = launch.message;
+      result.series = BuildSeries(run->traces);
+      return finish(result);
+    case LaunchEnding::kStartupTimeout: {
+      Finding f;
+      f.checker = "startup";
+      f.ranks = launch.stalled_ranks;
+      f.message = launch.message;
+      f.details["startup_timeout_s"] = std::to_string(scenario.startup_timeout_s);
+      result.findings = {f};
+      ExpectationVerdict expectation = MatchExpectations(scenario.expect_fail, result.findings);
+      result.outcome = expectation.outcome;
+      result.reason = launch.message;
+      result.series = BuildSeries(run->traces);
+      return finish(result);
+    }
     case LaunchEnding::kTimeout:
       result.outcome = Outcome::kTimeout;
       result.reason = "ran past timeout_s = " + std::to_string(scenario.timeout_s) + " s; " + launch.message;
@@ -197,10 +245,11 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   }
 
   // Companion runs the checks need: the 1-rank reference and a repeat for determinism.
-  std::optional<LaunchOutput> reference, repeat;
+  std::optional<LaunchOutput> reference, reference_split, repeat;
   std::vector<Finding> companion_errors;
-  std::string interrupted_during;  // "reference" or "repeat"
-  auto companion = [&](const char* checker, const std::string& sub, bool ref, std::optional<LaunchOutput>* out) {
+  std::string interrupted_during;  // "reference", "reference-split" or "repeat"
+  auto companion = [&](const char* checker, const std::string& sub, const std::string& ref,
+                       std::optional<LaunchOutput>* out) {
     if (!Contains(scenario.checks, checker)) return;
     if (interrupted_) return;
     Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, ref, false);
@@ -221,8 +270,11 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
                 (r.ok() ? std::string(ToString(r->report.ending)) + " " + r->report.message : r.status().ToString());
     companion_errors.push_back(f);
   };
-  companion("reference", "reference", true, &reference);
-  companion("determinism", "repeat", false, &repeat);
+  companion("reference", "reference", "--reference", &reference);
+  // The same global batch in the N ranks' pieces: its distance to the plain reference is the
+  // rounding noise that `reference` derives its tolerance from.
+  companion("reference", "reference-split", "--reference-split", &reference_split);
+  companion("determinism", "repeat", "", &repeat);
   if (!interrupted_during.empty()) {
     result.outcome = Outcome::kError;
     result.reason = "interrupted (SIGINT/SIGTERM) during the " + interrupted_during + " run; the ranks were stopped";
@@ -232,6 +284,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
 
   CheckContext context{scenario, run->traces, launch};
   context.reference = reference ? &reference->traces : nullptr;
+  context.reference_split = reference_split ? &reference_split->traces : nullptr;
   context.repeat = repeat ? &repeat->traces : nullptr;
   context.fixtures_dir = options_.fixtures_dir;
   context.platform = PlatformFingerprint(scenario);

@@ -31,8 +31,10 @@ class ScenarioRunner {
     LaunchReport report;
     std::vector<RankTrace> traces;
   };
+  // `reference_flag`: "" for the N-rank run, else the rank program's flag for a 1-rank
+  // reference ("--reference", "--reference-split").
   Result<LaunchOutput> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir,
-                                   bool reference, bool report_progress);
+                                   const std::string& reference_flag, bool report_progress);
 
   RunOptions options_;
   RunListener* listener_;

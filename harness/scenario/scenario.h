@@ -102,7 +102,8 @@ struct Scenario {
   int64_t steps = 10;
   uint64_t seed = 1234;
   double timeout_s = 300;       // whole scenario
-  double hang_timeout_s = 30;   // no progress on a rank for this long is a hang
+  double hang_timeout_s = 30;   // no progress on a rank for this long is a hang (after start-up)
+  double startup_timeout_s = 300;  // until every rank has recorded step 0 (communicators, init)
   ModelSpec model;
   DataSpec data;
   ParallelSpec parallel;

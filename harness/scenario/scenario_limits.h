@@ -32,7 +32,6 @@ inline constexpr double kMinPositiveFloat = FLT_MIN;
 inline constexpr double kMaxFloat = FLT_MAX;
 inline constexpr double kMaxBucketMb = 1 << 20;
 // `crash` injection: the signals the docs allow, and the exit codes a process can return.
-inline constexpr std::string_view kCrashSignals[] = {"SIGSEGV", "SIGKILL"};
 inline constexpr int kMinCrashExitCode = 1;
 inline constexpr int kMaxCrashExitCode = 255;
 

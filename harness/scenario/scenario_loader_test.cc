@@ -114,7 +114,7 @@ optimizer: {kind: adamw, lr: 1e-3, momentum: 0.5, beta1: 0.8, beta2: 0.99, eps: 
             weight_decay: 0.01, clip_grad_norm: 1.0, warmup_steps: 2}
 checks: [replica_weights, collective_order, determinism]
 inject:
-  - {kind: skip_grad_allreduce, rank: 1, step: 3, tensor: "blocks.*.weight", scale: 2}
+  - {kind: bitflip, rank: 1, step: 3, tensor: "blocks.*.weight", bit: 2}
   - kind: crash
     ranks: [2, 3]
     step: 5
@@ -160,11 +160,11 @@ tolerances: {reference_rtol: 1e-4, reference_atol: 0, golden_rtol: 1e-6}
   EXPECT_FALSE(s.checks_defaulted);
   EXPECT_THAT(s.checks, ElementsAre("replica_weights", "collective_order", "determinism"));
   ASSERT_EQ(s.inject.size(), 2u);
-  EXPECT_EQ(s.inject[0].kind, "skip_grad_allreduce");
+  EXPECT_EQ(s.inject[0].kind, "bitflip");
   EXPECT_THAT(s.inject[0].ranks, ElementsAre(1));
   EXPECT_EQ(s.inject[0].step, 3);
   EXPECT_EQ(s.inject[0].tensor, "blocks.*.weight");
-  EXPECT_EQ(s.inject[0].params, (std::map<std::string, std::string>{{"scale", "2"}}));
+  EXPECT_EQ(s.inject[0].params, (std::map<std::string, std::string>{{"bit", "2"}}));
   EXPECT_EQ(s.inject[0].location.line, 18);
   EXPECT_EQ(s.inject[0].location.column, 5);
   EXPECT_EQ(s.inject[1].kind, "crash");
@@ -489,9 +489,9 @@ TEST_F(ScenarioLoaderTest, InjectionEntries) {
               ElementsAre("1:40: inject[0].bit: expected a single value, got a list"));
   EXPECT_THAT(Errors("inject: [5]\n"), ElementsAre("1:10: inject[0]: expected a mapping, got integer 5"));
   EXPECT_THAT(Errors("inject: {kind: bitflip}\n"), ElementsAre("1:9: inject: expected a list, got a mapping"));
-  Scenario s = Load("inject: [{kind: bitflip, rank: 1, step: 0, bit: 30, seed: 7}]\n");
+  Scenario s = Load("inject: [{kind: bitflip, rank: 1, step: 0, bit: 30, index: 5}]\n");
   EXPECT_EQ(s.inject[0].step, 0);
-  EXPECT_EQ(s.inject[0].params, (std::map<std::string, std::string>{{"bit", "30"}, {"seed", "7"}}));
+  EXPECT_EQ(s.inject[0].params, (std::map<std::string, std::string>{{"bit", "30"}, {"index", "5"}}));
   EXPECT_EQ(Load("inject: [{kind: bitflip, rank: 1}]\n").inject[0].step, 1);  // the documented default
 }
 
@@ -679,6 +679,37 @@ TEST(ScenarioDocsTest, DocumentsEveryKeyKindAndChecker) {
   }
   for (std::string_view checker : kCheckerNames) {
     EXPECT_NE(docs.find("`" + std::string(checker) + "`"), std::string::npos) << "checker " << checker;
+  }
+}
+
+// Every injection that validates acts: parameters, tensors and modes that would make it a silent
+// no-op are refused where they are written.
+TEST_F(ScenarioLoaderTest, InjectionsThatWouldDoNothingAreRefused) {
+  EXPECT_THAT(Errors("inject: [{kind: bitflip, rank: 1, step: 0, bit: 30, seed: 7}]\n"),
+              ElementsAre("1:59: inject[0].seed: unknown parameter: bitflip takes only `bit` and `index`"));
+  EXPECT_THAT(Errors("inject: [{kind: bitflip, rank: 1, bit: 32}]\n"),
+              ElementsAre(HasSubstr("1:40: inject[0].bit: must be an integer in [0, 31]")));
+  EXPECT_THAT(Errors("inject: [{kind: bitflip, rank: 1, index: -4}]\n"),
+              ElementsAre(HasSubstr("1:42: inject[0].index: must be an integer in [0, ")));
+  EXPECT_THAT(Errors("inject: [{kind: crash, rank: 1, exit_code: 3}]\n"),
+              ElementsAre(HasSubstr("1:44: inject[0].exit_code: must be an integer in [1, 255] other than 2 and 3")));
+  EXPECT_THAT(Errors("inject: [{kind: crash, rank: 1, signal: SIGTERM}]\n"),
+              ElementsAre("1:41: inject[0].signal: must be SIGSEGV or SIGKILL, got \"SIGTERM\""));
+  EXPECT_THAT(Errors("inject: [{kind: hang, rank: 1, tensor: w}]\n"),
+              ElementsAre(HasSubstr("1:40: inject[0].tensor: hang does not act on chosen tensors")));
+  EXPECT_THAT(Errors("inject: [{kind: stale_grad, rank: 1, step: 1}]\n"),
+              ElementsAre(HasSubstr("1:44: inject[0].step: stale_grad needs step >= 2")));
+  EXPECT_THAT(Errors("parallel: {mode: zero1}\ninject: [{kind: nondeterministic_reduce, rank: 1, step: 2}]\n"),
+              ElementsAre(HasSubstr("2:17: inject[0].kind: nondeterministic_reduce has no observable effect in "
+                                    "parallel.mode zero1")));
+  EXPECT_THAT(Errors("parallel: {mode: zero1, grad_accum: 2}\ninject: [{kind: no_sync_off_by_one, rank: 1, step: 2}]\n"),
+              ElementsAre(HasSubstr("2:17: inject[0].kind: no_sync_off_by_one has no effect in parallel.mode zero1")));
+  // In zero1 these act on the rank's own shard (caught by `reference`).
+  for (const char* kind : {"stale_grad", "skip_grad_allreduce", "wrong_grad_scale"}) {
+    EXPECT_EQ(Load(std::string("parallel: {mode: zero1}\ninject: [{kind: ") + kind + ", rank: 1, step: 2}]\n")
+                  .inject.size(),
+              1u)
+        << kind;
   }
 }
 

@@ -46,6 +46,36 @@ bool FaultInjector::AnyRank(const char* kind) const {
   return std::any_of(all_.begin(), all_.end(), [&](const Injection& i) { return i.kind == kind; });
 }
 
+Status FaultInjector::CheckTargets(torch::nn::Module& model) const {
+  for (size_t i = 0; i < all_.size(); ++i) {
+    const Injection& inj = all_[i];
+    if (inj.kind != "bitflip") continue;
+    const int64_t index = std::atoll(Param(inj, "index", "0").c_str());
+    std::string largest;
+    int64_t largest_numel = -1;
+    for (const auto& item : model.named_parameters()) {
+      if (!inj.tensor.empty() && fnmatch(inj.tensor.c_str(), item.key().c_str(), 0) != 0) continue;
+      if (item.value().scalar_type() != torch::kFloat32) continue;
+      if (item.value().numel() > largest_numel) {
+        largest_numel = item.value().numel();
+        largest = item.key();
+      }
+    }
+    const SourceLocation& at = inj.location;
+    const std::string where = at.file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+                              ": inject[" + std::to_string(i) + "]: bitflip ";
+    if (largest_numel < 0) {
+      return InvalidArgumentError(where + "tensor \"" + inj.tensor + "\" matches no float32 parameter of the model");
+    }
+    if (index >= largest_numel) {
+      return InvalidArgumentError(where + "index " + std::to_string(index) + " is beyond every tensor it may flip (" +
+                                  (inj.tensor.empty() ? "" : "matching \"" + inj.tensor + "\"; ") + "the largest, " +
+                                  largest + ", has " + std::to_string(largest_numel) + " elements)");
+    }
+  }
+  return Status::Ok();
+}
+
 // no_initial_broadcast (pytorch/xla#3216): the named ranks initialize from another seed, and
 // nobody broadcasts (a rank that skipped a broadcast the others make would hang them instead).
 uint64_t FaultInjector::InitSeedOffset() { return From("no_initial_broadcast", 0) ? 7919ULL * (rank_ + 1) : 0; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/status.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trainer/training_hooks.h"
 
@@ -18,6 +19,11 @@ class FaultInjector : public TrainingHooks {
   // `rediscover(phase, step)` runs device discovery again (double_discovery).
   FaultInjector(const Scenario& scenario, int rank,
                 std::function<void(const std::string&, int64_t)> rediscover);
+
+  // Refuses, before the first step, an injection whose target the model does not have (a
+  // bitflip `tensor` glob that matches no float32 parameter, or an `index` beyond every one it
+  // matches): it would run as a silent no-op. The error names the entry's file:line:col.
+  Status CheckTargets(torch::nn::Module& model) const;
 
   uint64_t InitSeedOffset() override;
   bool SkipInitialBroadcast() override;

@@ -109,5 +109,57 @@ INSTANTIATE_TEST_SUITE_P(
                       DesyncCase{"no_initial_broadcast", ParallelMode::kDdp, "param:", 0}),
     [](const ::testing::TestParamInfo<DesyncCase>& info) { return std::string(info.param.kind); });
 
+// The first step at which `a` and `b` differ on any tensor of `prefix`, or -1.
+int64_t FirstDifference(const RankRun& a, const RankRun& b, const std::string& prefix) {
+  for (size_t step = 0; step < a.size() && step < b.size(); ++step) {
+    for (const auto& [name, digest] : a[step].digests) {
+      if (name.rfind(prefix, 0) != 0) continue;
+      auto it = b[step].digests.find(name);
+      if (it == b[step].digests.end() || it->second != digest) return static_cast<int64_t>(step);
+    }
+  }
+  return -1;
+}
+
+// zero1: the injection corrupts the update of rank 1's own shard, which the all-gather hands to
+// every replica: the replicas stay identical (no cross-rank check can see it) and all of them
+// leave the clean run at the onset step (what `reference` sees).
+class Zero1ShardInjectionTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Zero1ShardInjectionTest, EveryReplicaTakesTheWrongShardAtOnset) {
+  Scenario s = BaseScenario(ModelKind::kMlp);
+  s.ranks = 3;
+  s.steps = 4;
+  s.parallel.mode = ParallelMode::kZero1;
+  const auto clean = Train(s);
+  s.inject = {Inject(GetParam(), 1, 2)};
+  auto runs = Train(s, [&](int rank) { return std::make_unique<FaultInjector>(s, rank, nullptr); });
+  EXPECT_EQ(FirstDivergence(runs, 1, "param:"), -1) << "replicas stay identical";
+  EXPECT_EQ(FirstDivergence(runs, 2, "param:"), -1) << "replicas stay identical";
+  EXPECT_EQ(FirstDifference(runs[0], clean[0], "param:"), 2) << "and wrong from the onset";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, Zero1ShardInjectionTest,
+                         ::testing::Values("stale_grad", "skip_grad_allreduce", "wrong_grad_scale"));
+
+TEST(FaultInjectorTest, ABitflipWithoutATargetIsRefused) {
+  Scenario s = BaseScenario(ModelKind::kMlp);
+  Injection flip = Inject("bitflip", 1, 2);
+  flip.location = SourceLocation{"s.yaml", 7, 5};
+  flip.params["index"] = "8";
+  s.inject = {flip};
+  torch::nn::Linear linear(4, 2);  // weight: 8 elements, bias: 2
+  Status status = FaultInjector(s, 1, nullptr).CheckTargets(*linear);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("s.yaml:7:5: inject[0]: bitflip index 8 is beyond every tensor"), std::string::npos)
+      << status.message();
+  s.inject[0].params["index"] = "7";
+  EXPECT_TRUE(FaultInjector(s, 1, nullptr).CheckTargets(*linear).ok());
+  s.inject[0].tensor = "nope*";
+  status = FaultInjector(s, 1, nullptr).CheckTargets(*linear);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("matches no float32 parameter"), std::string::npos) << status.message();
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -81,17 +81,25 @@ Result<StepStats> Trainer::Step(int64_t step) {
     model_->module().train();
 
     double loss_sum = 0.0;
+    const int pieces = data_split_;
     for (int micro = 0; micro < accum; ++micro) {
-      Batch batch = MakeBatch(scenario_.model, scenario_.seed, scenario_.data.batch_per_rank, accum, step,
-                              micro, groups_.world->rank(), groups_.world->size(), device_);
-      const bool sync = ddp_ && (hooks_ ? hooks_->SyncOnMicroStep(step, micro, accum) : micro == accum - 1);
-      if (sync) ddp_->Arm(step);
-      torch::Tensor loss = model_->Loss(batch);
-      loss_sum += loss.item<double>();
-      (accum > 1 ? loss / static_cast<double>(accum) : loss).backward();
-      if (sync) LOCKSTEP_RETURN_IF_ERROR(ddp_->Finish().WithContext("step " + std::to_string(step)));
+      for (int piece = 0; piece < pieces; ++piece) {
+        Batch batch = pieces > 1 ? MakeBatch(scenario_.model, scenario_.seed, scenario_.data.batch_per_rank, accum,
+                                             step, micro, piece, pieces, device_)
+                                 : MakeBatch(scenario_.model, scenario_.seed, scenario_.data.batch_per_rank, accum,
+                                             step, micro, groups_.world->rank(), groups_.world->size(), device_);
+        const bool last_piece = piece == pieces - 1;
+        const bool sync =
+            ddp_ && last_piece && (hooks_ ? hooks_->SyncOnMicroStep(step, micro, accum) : micro == accum - 1);
+        if (sync) ddp_->Arm(step);
+        torch::Tensor loss = model_->Loss(batch);
+        loss_sum += loss.item<double>();
+        const int parts = accum * pieces;
+        (parts > 1 ? loss / static_cast<double>(parts) : loss).backward();
+        if (sync) LOCKSTEP_RETURN_IF_ERROR(ddp_->Finish().WithContext("step " + std::to_string(step)));
+      }
     }
-    stats.loss = loss_sum / accum;
+    stats.loss = loss_sum / (accum * pieces);
 
     if (hooks_ && hooks_->ExtraCollective(step)) {
       // Rank-dependent logging that issues a collective the other ranks do not (Lightning#19106).

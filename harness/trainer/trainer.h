@@ -49,6 +49,11 @@ class Trainer {
 
   Model& model() { return *model_; }
 
+  // The split 1-rank reference (`lockstep-rank --reference-split`): every micro-batch is computed
+  // in `pieces` parts, the data of the N-rank run's ranks, whose gradients are accumulated. Equal
+  // to the plain 1-rank run in exact arithmetic; the difference is the scenario's rounding noise.
+  void set_data_split(int pieces) { data_split_ = pieces < 1 ? 1 : pieces; }
+
  private:
   Trainer(const Scenario& scenario, ProcessGroups groups, torch::Device device, TrainingHooks* hooks);
   Status SyncBuffers(int64_t step);
@@ -66,6 +71,7 @@ class Trainer {
   std::unique_ptr<DdpGradientSync> ddp_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;  // ddp
   std::unique_ptr<Zero1Optimizer> zero1_;
+  int data_split_ = 1;
 };
 
 }  // namespace lockstep

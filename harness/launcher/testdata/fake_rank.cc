@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   std::string trace_dir;
   int steps = 5, step_ms = 50, crash_rank = -1, crash_step = -1, hang_rank = -1, hang_step = -1;
   int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
+  int startup_rank = -1, startup_ms = 0, error_rank = -1, error_step = -1;
   bool spawn_escapee = false;
   app.add_option("--trace-dir", trace_dir, "where rank-<r>.trace goes")->required();
   app.add_option("--steps", steps);
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
   app.add_option("--exit-rank", exit_rank, "only this rank uses --exit-code (default: all)");
   app.add_option("--ignore-sigterm-rank", ignore_sigterm_rank);
   app.add_option("--heartbeat-ms", heartbeat_ms, "write heartbeat records from a thread");
+  app.add_option("--startup-rank", startup_rank);
+  app.add_option("--startup-ms", startup_ms, "time the --startup-rank takes before its step-0 record");
+  app.add_option("--error-rank", error_rank);
+  app.add_option("--error-step", error_step,
+                 "at this step, write an error footer and exit 3 as lockstep-rank does; the others hang there");
   app.add_flag("--spawn-escapee", spawn_escapee, "leave a child in a new session that ignores SIGTERM");
   CLI11_PARSE(app, argc, argv);
 
@@ -112,6 +118,7 @@ int main(int argc, char** argv) {
   Trace trace(trace_dir + "/rank-" + std::to_string(rank) + ".trace");
   trace.Write({{"type", "header"}, {"schema", "lockstep.trace/1.0"}, {"rank", rank}, {"world_size", world},
                {"pid", static_cast<int64_t>(::getpid())}, {"host", host}, {"versions", {{"fake", "1"}}}});
+  if (rank == startup_rank) std::this_thread::sleep_for(std::chrono::milliseconds(startup_ms));
   trace.Write({{"type", "step"}, {"step", 0}, {"loss", nullptr}, {"tensors", json::array()}});
 
   std::atomic<bool> stop{false};
@@ -129,6 +136,14 @@ int main(int argc, char** argv) {
     const json begin = {{"type", "collective_begin"}, {"group", "world"}, {"seq", step - 1}, {"op", "all_reduce"},
                         {"dtype", "float32"}, {"count", 16}, {"root", -1}, {"reduce", "avg"},
                         {"step", step}, {"start_s", Now(t0)}};
+    if (step == error_step && error_rank >= 0) {
+      if (rank != error_rank) SleepForever();  // waits for the failed rank in the collective
+      const std::string status = "internal: injected error at step " + std::to_string(step);
+      trace.Write({{"type", "footer"}, {"steps_completed", step - 1}, {"status", status}});
+      std::fprintf(stderr, "lockstep-rank %d: %s\n", rank, status.c_str());
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
     if (step == hang_step) {
       if (rank == hang_rank) SleepForever();  // never reaches the collective
       trace.Write(begin);                     // the others wait inside it for the hung rank
@@ -145,6 +160,10 @@ int main(int argc, char** argv) {
   stop = true;
   if (heartbeat.joinable()) heartbeat.join();
   const int code = (exit_rank < 0 || exit_rank == rank) ? exit_code : 0;
-  trace.Write({{"type", "footer"}, {"steps_completed", steps}, {"status", code == 0 ? "ok" : "exit " + std::to_string(code)}});
+  // As lockstep-rank: an error footer only for its own error codes (2, 3); a program that
+  // finished its steps and then exits non-zero (a crash at exit) says "ok".
+  const bool harness_error = code == 2 || code == 3;
+  trace.Write({{"type", "footer"}, {"steps_completed", steps},
+               {"status", harness_error ? "internal: exit " + std::to_string(code) : "ok"}});
   return code;
 }

@@ -1,7 +1,9 @@
 #include "harness/scenario/internal/scenario_builder.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <utility>
 
 #include "checkers/checker_names.h"
@@ -15,6 +17,7 @@ namespace {
 // The keys of each mapping, in the order docs/SCENARIOS.md lists them.
 const std::vector<std::string_view> kTopKeys = {
     "name",   "description", "ranks",     "slices", "backend", "steps",  "seed",   "timeout_s", "hang_timeout_s",
+    "startup_timeout_s",
     "model",  "data",        "parallel",  "optimizer", "checks", "inject", "expect", "tolerances"};
 const std::vector<std::string_view> kModelKeys = {"kind",      "layers",    "hidden",     "heads",
                                                   "seq_len",   "vocab",     "input_dim",  "output_dim",
@@ -113,21 +116,6 @@ std::optional<std::string> IdLayoutProblem(const std::string& id) {
 
 // The parameters FaultInjector reads, held to what it can do: `crash` raises one of the signals
 // the docs name or exits with a code a process can return; `bitflip` flips a bit of an element.
-void CheckInjectionParams(const std::string& kind, const std::vector<YamlField>& params, YamlReader& reader) {
-  for (const YamlField& f : params) {
-    if (kind == "crash" && f.name == "signal") {
-      std::vector<std::string_view> names(std::begin(kCrashSignals), std::end(kCrashSignals));
-      (void)reader.ReadChoice(f, names, "signal");
-    } else if (kind == "crash" && f.name == "exit_code") {
-      (void)reader.ReadInt(f, IntRange{kMinCrashExitCode, kMaxCrashExitCode});
-    } else if (kind == "bitflip" && f.name == "bit") {
-      (void)reader.ReadInt(f, IntRange{0, 63});
-    } else if (kind == "bitflip" && f.name == "index") {
-      (void)reader.ReadInt(f, IntRange{0, INT64_MAX});
-    }
-  }
-}
-
 std::string FormatNumber(double v) {
   std::string s = std::to_string(v);
   s.erase(s.find_last_not_of('0') + 1);
@@ -181,6 +169,8 @@ void ScenarioBuilder::Apply(const YAML::Node& root, LayerKind layer, YamlReader&
       Assign(f, reader, s.timeout_s, reader.ReadReal(f, RealRange{0, false, kMaxTimeoutS, true}));
     } else if (k == "hang_timeout_s") {
       Assign(f, reader, s.hang_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
+    } else if (k == "startup_timeout_s") {
+      Assign(f, reader, s.startup_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
     } else if (k == "model") {
       ApplyModel(f, reader);
     } else if (k == "data") {
@@ -374,7 +364,6 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
     }
     const int errors_before = reader.error_count();
     bool saw_kind = false, saw_rank = false, saw_ranks = false;
-    std::vector<YamlField> param_fields;
     reader.ForEachEntry(e, kInjectKeys, true, [&](const YamlField& f) {
       const std::string& k = f.name;
       if (k == "kind") {
@@ -402,16 +391,16 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
             reader.FieldError(f, "must not be empty; leave it out to mean the kind's default tensors");
           } else {
             injection.tensor = *tensor;
+            info.tensor_at = reader.LocationOf(f);
           }
         }
       } else if (std::optional<std::string_view> typo = InjectKeyTypo(k)) {
         reader.Error(reader.Locate(f.key.Mark()), f.path + ": unknown key; did you mean \"" + std::string(*typo) + "\"?");
       } else if (std::optional<std::string> value = reader.ReadScalarText(f)) {
         injection.params[k] = *value;
-        param_fields.push_back(f);
+        info.param_at[k] = reader.LocationOf(f);
       }
     });
-    CheckInjectionParams(injection.kind, param_fields, reader);
     if (!saw_kind) reader.Error(info.at, e.path + ".kind: missing required key");
     if (!saw_rank && !saw_ranks) {
       reader.Error(info.at, e.path + ".rank: missing required key (or `ranks: [...]` for several ranks)");
@@ -549,6 +538,86 @@ void ScenarioBuilder::CheckModel(const Scenario& s, const SourceLocation& file_s
   }
 }
 
+namespace {
+
+std::optional<int64_t> ParseWholeInt(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+// An injection that validates must act: refuse the kinds, modes and parameters that would run
+// as a silent no-op (docs/SCENARIOS.md#inject says which act where).
+void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& injection, const EntryInfo& info,
+                                           YamlReader& reader) {
+  const std::string& kind = injection.kind;
+  if (s.parallel.mode == ParallelMode::kZero1 && !Rejected("parallel.mode")) {
+    if (kind == "no_sync_off_by_one") {
+      reader.Error(info.kind_at, info.path + ".kind: no_sync_off_by_one has no effect in parallel.mode zero1: zero1 "
+                                             "reduce-scatters once after the last micro-step, there is no no_sync "
+                                             "window to get wrong (use parallel.mode: ddp)");
+    } else if (kind == "wrong_grad_scale" && s.optimizer.kind == OptimizerKind::kAdamW &&
+               !Rejected("optimizer.kind")) {
+      reader.Error(info.kind_at, info.path + ".kind: wrong_grad_scale has no observable effect in parallel.mode "
+                                             "zero1 with optimizer adamw: Adam's update does not depend on the "
+                                             "gradient's scale (up to eps), and the all-gather keeps the replicas "
+                                             "identical (use optimizer sgd, or parallel.mode: ddp)");
+    } else if (kind == "nondeterministic_reduce") {
+      reader.Error(info.kind_at, info.path + ".kind: nondeterministic_reduce has no observable effect in "
+                                             "parallel.mode zero1: the reordered sum changes only this rank's shard, "
+                                             "by rounding, and the all-gather copies it to every replica, so no "
+                                             "replica differs and the change lies inside the floating-point noise "
+                                             "(use parallel.mode: ddp)");
+    }
+  }
+  if (kind == "stale_grad" && injection.step < 2 && info.step_at) {
+    reader.Error(*info.step_at, info.path + ".step: stale_grad needs step >= 2: at step " +
+                                    std::to_string(injection.step) + " there is no previous gradient to re-apply");
+  } else if (kind == "stale_grad" && injection.step < 2) {
+    reader.Error(info.kind_at, info.path + ".kind: stale_grad needs step >= 2 (the default onset is 1): at step 1 "
+                                           "there is no previous gradient to re-apply");
+  }
+  if (info.tensor_at && kind != "bitflip") {
+    reader.Error(*info.tensor_at, info.path + ".tensor: " + kind +
+                                      " does not act on chosen tensors; `tensor` applies to bitflip only");
+  }
+  // Kind-specific parameters: (name, smallest, largest) as integers, or a closed word list.
+  for (const auto& [name, at] : info.param_at) {
+    const std::string& value = injection.params.at(name);
+    const std::string where = info.path + "." + name;
+    if (kind == "bitflip" && (name == "bit" || name == "index")) {
+      const int64_t max = name == "bit" ? 31 : INT64_MAX;
+      std::optional<int64_t> v = ParseWholeInt(value);
+      if (!v || *v < 0 || *v > max) {
+        reader.Error(at, where + ": must be an integer in [0, " + (name == "bit" ? "31" : "2^63-1") +
+                             "] (bitflip flips one bit of one float32 element), got " + Quote(value));
+      }
+    } else if (kind == "crash" && name == "exit_code") {
+      std::optional<int64_t> v = ParseWholeInt(value);
+      if (!v || *v < kMinCrashExitCode || *v > kMaxCrashExitCode || *v == 2 || *v == 3) {
+        reader.Error(at, where + ": must be an integer in [1, 255] other than 2 and 3 (lockstep's own usage and "
+                                 "harness-error codes, which would read as a harness error), got " + Quote(value));
+      } else if (injection.params.count("signal")) {
+        reader.Error(at, where + ": give either `signal` or `exit_code`: a rank that raises a signal exits with no code");
+      }
+    } else if (kind == "crash" && name == "signal") {
+      if (value != "SIGSEGV" && value != "segv" && value != "SIGKILL" && value != "kill") {
+        reader.Error(at, where + ": must be SIGSEGV or SIGKILL, got " + Quote(value));
+      }
+    } else {
+      const std::string takes = kind == "bitflip" ? "takes only `bit` and `index`"
+                                : kind == "crash" ? "takes only `signal` or `exit_code`"
+                                                  : "takes no parameters";
+      reader.Error(at, where + ": unknown parameter: " + kind + " " + takes);
+    }
+  }
+}
+
 void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
   if (Rejected("ranks") || Rejected("steps")) return;
   auto check_common = [&](const EntryInfo& info, std::optional<int64_t> step) {
@@ -603,6 +672,7 @@ void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
       reader.Error(info.kind_at, info.path + ".kind: " + injection.kind + " needs " +
                                      std::string(RequirementText(kind->requirement)) + ", but " + detail);
     }
+    CheckInjectionEffect(s, injection, info, reader);
   }
   for (std::size_t i = 0; i < s.expect_fail.size(); ++i) {
     const EntryInfo& info = expect_info_[i];

@@ -49,6 +49,8 @@ class ScenarioBuilder {
     SourceLocation kind_at;
     std::vector<RankRef> ranks;
     std::optional<SourceLocation> step_at;
+    std::optional<SourceLocation> tensor_at;           // inject: the `tensor` key
+    std::map<std::string, SourceLocation> param_at;    // inject: kind-specific parameters
   };
 
   template <typename T, typename V>
@@ -82,6 +84,8 @@ class ScenarioBuilder {
   void CheckName(Scenario& s, const std::string& default_name, const SourceLocation& file_start, YamlReader& reader);
   void CheckModel(const Scenario& s, const SourceLocation& file_start, YamlReader& reader);
   void CheckEntries(const Scenario& s, YamlReader& reader);
+  void CheckInjectionEffect(const Scenario& s, const Injection& injection, const EntryInfo& info,
+                            YamlReader& reader);
 
   LoadOptions options_;
   Scenario scenario_;

@@ -38,7 +38,21 @@ Status Zero1Optimizer::Step(int64_t step, double lr, double* grad_norm) {
   torch::Tensor flat_grad = PadToMultiple(Flatten(params_, /*grads=*/true), groups_.shard_multiple());
   LOCKSTEP_RETURN_IF_ERROR(groups_.slice->ReduceScatter(flat_grad, grad_shard_, ReduceOp::kSum));
   if (groups_.hierarchical()) LOCKSTEP_RETURN_IF_ERROR(groups_.cross->AllReduce(grad_shard_, ReduceOp::kSum));
-  grad_shard_.div_(static_cast<double>(groups_.world->size()));
+  // Injections act on this rank's shard only: the all-gather below then hands the wrong update
+  // to every replica, which all stay identical (only `reference` can see it).
+  if (hooks_ && hooks_->KeepLocalGradients(step)) {
+    // skip_grad_allreduce: took part in the reduce-scatter, then used its own local gradient.
+    grad_shard_ = flat_grad.narrow(0, shard_index_ * shard_size_, shard_size_).clone();
+  } else if (!(hooks_ && hooks_->ScaleByLocalCount(step))) {  // wrong_grad_scale: divisor 1
+    grad_shard_.div_(static_cast<double>(groups_.world->size()));
+  }
+  // stale_grad: the ZeRO double-buffer race (DeepSpeed#7188): the optimizer reads the reduction
+  // buffer of the previous step, whose new contents have not landed yet.
+  if (hooks_) {
+    torch::Tensor fresh = grad_shard_.clone();
+    if (hooks_->UseStaleGradients(step) && previous_grad_shard_.defined()) grad_shard_.copy_(previous_grad_shard_);
+    previous_grad_shard_ = fresh;
+  }
 
   // Global norm: the shards of one slice tile the whole gradient.
   torch::Tensor sq = grad_shard_.to(torch::kFloat64).pow(2).sum().reshape({1});

@@ -47,6 +47,7 @@ class Zero1Optimizer {
   int64_t shard_index_ = 0;
   torch::Tensor master_shard_;  // leaf tensor the optimizer updates
   torch::Tensor grad_shard_;
+  torch::Tensor previous_grad_shard_;  // last step's reduced shard (stale_grad)
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 
