@@ -1,7 +1,6 @@
 #include "checkers/checker_registry.h"
 
 #include "checkers/buffers_checker.h"
-#include "checkers/checker_names.h"
 #include "checkers/collective_order_checker.h"
 #include "checkers/crash_checker.h"
 #include "checkers/determinism_checker.h"
@@ -33,21 +32,33 @@ class UnknownChecker : public Checker {
   std::string name_;
 };
 
+template <typename T>
+std::unique_ptr<Checker> Make() {
+  return std::make_unique<T>();
+}
+using CheckerFactory = std::unique_ptr<Checker> (*)();
+
+// The one list of checkers. Each names itself (Checker::name()), so a name is written once.
+constexpr CheckerFactory kCheckers[] = {
+    &Make<ReplicaWeightsChecker>, &Make<SyncedGradsChecker>,     &Make<OptimizerStateChecker>,
+    &Make<BuffersChecker>,        &Make<CollectiveOrderChecker>, &Make<DiscoveryCountChecker>,
+    &Make<FiniteChecker>,         &Make<HangChecker>,            &Make<CrashChecker>,
+    &Make<ReferenceChecker>,      &Make<DeterminismChecker>,     &Make<GoldenChecker>,
+};
+
 }  // namespace
 
+std::vector<std::string> CheckerNames() {
+  std::vector<std::string> names;
+  for (CheckerFactory make : kCheckers) names.emplace_back(make()->name());
+  return names;
+}
+
 std::unique_ptr<Checker> MakeChecker(std::string_view name) {
-  if (name == "replica_weights") return std::make_unique<ReplicaWeightsChecker>();
-  if (name == "synced_grads") return std::make_unique<SyncedGradsChecker>();
-  if (name == "optimizer_state") return std::make_unique<OptimizerStateChecker>();
-  if (name == "buffers") return std::make_unique<BuffersChecker>();
-  if (name == "collective_order") return std::make_unique<CollectiveOrderChecker>();
-  if (name == "discovery_count") return std::make_unique<DiscoveryCountChecker>();
-  if (name == "finite") return std::make_unique<FiniteChecker>();
-  if (name == "hang") return std::make_unique<HangChecker>();
-  if (name == "crash") return std::make_unique<CrashChecker>();
-  if (name == "reference") return std::make_unique<ReferenceChecker>();
-  if (name == "determinism") return std::make_unique<DeterminismChecker>();
-  if (name == "golden") return std::make_unique<GoldenChecker>();
+  for (CheckerFactory make : kCheckers) {
+    std::unique_ptr<Checker> checker = make();
+    if (checker->name() == name) return checker;
+  }
   return nullptr;
 }
 
@@ -58,6 +69,19 @@ std::vector<std::unique_ptr<Checker>> MakeCheckers(const std::vector<std::string
     out.push_back(c ? std::move(c) : std::make_unique<UnknownChecker>(n));
   }
   return out;
+}
+
+std::vector<std::string> DefaultChecks(const Scenario& scenario) {
+  std::vector<std::string> checks = {"replica_weights", "synced_grads",    "optimizer_state",
+                                     "buffers",         "collective_order", "discovery_count",
+                                     "finite",          "hang",             "crash"};
+  // The 1-rank reference only means something when the N-rank run must reproduce it: dropout
+  // masks and per-rank BatchNorm statistics depend on the split, and an injection changes the
+  // run on purpose.
+  const bool comparable = scenario.ranks > 1 && scenario.model.dropout == 0.0 &&
+                          scenario.model.norm != NormKind::kBatchNorm && scenario.inject.empty();
+  if (comparable) checks.push_back("reference");
+  return checks;
 }
 
 }  // namespace lockstep
