@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/rank/rank_program.h"
+#include "harness/scenario/scenario.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"lockstep-rank: one rank of a lockstep scenario (started by `lockstep run`)"};
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", trace_dir, "directory for rank-<r>.trace")->required();
   app.add_flag("--reference", options.reference, "run the 1-rank reference variant of the scenario");
   app.add_option("--backend", options.backend, "override the scenario's backend")
-      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+      ->check(CLI::IsMember(NameList<Backend>()));
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
   int64_t stop_after_step = 0;
   std::string dump_dir;
