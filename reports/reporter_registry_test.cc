@@ -1,5 +1,6 @@
 #include "reports/reporter_registry.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -37,6 +38,19 @@ TEST(ReporterRegistryTest, KnowsEveryFormat) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ((*r)->name(), name);
   }
+}
+
+// The CLI's --junit/--markdown/--html come from here; json has no flag (report.json is always written).
+TEST(ReporterRegistryTest, EveryFileFormatButJsonHasAFlag) {
+  std::vector<std::string> formats;
+  for (const ReportFlag& flag : ReportFileFlags()) {
+    formats.push_back(flag.format);
+    EXPECT_FALSE(flag.help.empty()) << flag.format;
+    EXPECT_TRUE(MakeReporter(flag.format).ok()) << flag.format;
+  }
+  std::vector<std::string> expected = ReporterNames();
+  expected.erase(std::find(expected.begin(), expected.end(), "json"));
+  EXPECT_EQ(formats, expected);
 }
 
 TEST(ReporterRegistryTest, UnknownFormatListsTheKnownOnes) {
