@@ -38,25 +38,45 @@ std::unique_ptr<Checker> Make() {
 }
 using CheckerFactory = std::unique_ptr<Checker> (*)();
 
+// When a scenario without `checks:` runs a checker (docs/SCENARIOS.md#checks).
+enum class DefaultUse {
+  kAlways,
+  kWhenComparable,  // only when the N-rank run must reproduce the 1-rank run (see DefaultChecks)
+  kOptIn,           // only when `checks:` or --check names it
+};
+
+struct Entry {
+  CheckerFactory make;
+  DefaultUse use;
+};
+
 // The one list of checkers. Each names itself (Checker::name()), so a name is written once.
-constexpr CheckerFactory kCheckers[] = {
-    &Make<ReplicaWeightsChecker>, &Make<SyncedGradsChecker>,     &Make<OptimizerStateChecker>,
-    &Make<BuffersChecker>,        &Make<CollectiveOrderChecker>, &Make<DiscoveryCountChecker>,
-    &Make<FiniteChecker>,         &Make<HangChecker>,            &Make<CrashChecker>,
-    &Make<ReferenceChecker>,      &Make<DeterminismChecker>,     &Make<GoldenChecker>,
+constexpr Entry kCheckers[] = {
+    {&Make<ReplicaWeightsChecker>, DefaultUse::kAlways},
+    {&Make<SyncedGradsChecker>, DefaultUse::kAlways},
+    {&Make<OptimizerStateChecker>, DefaultUse::kAlways},
+    {&Make<BuffersChecker>, DefaultUse::kAlways},
+    {&Make<CollectiveOrderChecker>, DefaultUse::kAlways},
+    {&Make<DiscoveryCountChecker>, DefaultUse::kAlways},
+    {&Make<FiniteChecker>, DefaultUse::kAlways},
+    {&Make<HangChecker>, DefaultUse::kAlways},
+    {&Make<CrashChecker>, DefaultUse::kAlways},
+    {&Make<ReferenceChecker>, DefaultUse::kWhenComparable},
+    {&Make<DeterminismChecker>, DefaultUse::kOptIn},
+    {&Make<GoldenChecker>, DefaultUse::kOptIn},
 };
 
 }  // namespace
 
 std::vector<std::string> CheckerNames() {
   std::vector<std::string> names;
-  for (CheckerFactory make : kCheckers) names.emplace_back(make()->name());
+  for (const Entry& entry : kCheckers) names.emplace_back(entry.make()->name());
   return names;
 }
 
 std::unique_ptr<Checker> MakeChecker(std::string_view name) {
-  for (CheckerFactory make : kCheckers) {
-    std::unique_ptr<Checker> checker = make();
+  for (const Entry& entry : kCheckers) {
+    std::unique_ptr<Checker> checker = entry.make();
     if (checker->name() == name) return checker;
   }
   return nullptr;
@@ -72,15 +92,17 @@ std::vector<std::unique_ptr<Checker>> MakeCheckers(const std::vector<std::string
 }
 
 std::vector<std::string> DefaultChecks(const Scenario& scenario) {
-  std::vector<std::string> checks = {"replica_weights", "synced_grads",    "optimizer_state",
-                                     "buffers",         "collective_order", "discovery_count",
-                                     "finite",          "hang",             "crash"};
   // The 1-rank reference only means something when the N-rank run must reproduce it: dropout
   // masks and per-rank BatchNorm statistics depend on the split, and an injection changes the
   // run on purpose.
   const bool comparable = scenario.ranks > 1 && scenario.model.dropout == 0.0 &&
                           scenario.model.norm != NormKind::kBatchNorm && scenario.inject.empty();
-  if (comparable) checks.push_back("reference");
+  std::vector<std::string> checks;
+  for (const Entry& entry : kCheckers) {
+    if (entry.use == DefaultUse::kAlways || (entry.use == DefaultUse::kWhenComparable && comparable)) {
+      checks.emplace_back(entry.make()->name());
+    }
+  }
   return checks;
 }
 
