@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", trace_dir, "directory for rank-<r>.trace")->required();
   app.add_flag("--reference", options.reference, "run the 1-rank reference variant of the scenario");
   app.add_option("--backend", options.backend, "override the scenario's backend")
-      ->check(CLI::IsMember(NameList<Backend>()));
+      ->check(CLI::IsMember(lockstep::NameList<lockstep::Backend>()));
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
   int64_t stop_after_step = 0;
   std::string dump_dir;
