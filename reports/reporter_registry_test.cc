@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsSupersetOf;
 
 class FailingReporter : public Reporter {
  public:
@@ -32,7 +33,7 @@ std::string TempDir() {
 }
 
 TEST(ReporterRegistryTest, KnowsEveryFormat) {
-  EXPECT_THAT(ReporterNames(), ElementsAre("json", "junit", "markdown", "html"));
+  EXPECT_THAT(ReporterNames(), IsSupersetOf({"json", "junit", "markdown", "html"}));
   for (const std::string& name : ReporterNames()) {
     Result<std::unique_ptr<Reporter>> r = MakeReporter(name);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -57,7 +58,10 @@ TEST(ReporterRegistryTest, UnknownFormatListsTheKnownOnes) {
   Result<std::unique_ptr<Reporter>> r = MakeReporter("xml");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_THAT(r.status().message(), HasSubstr("unknown report format \"xml\" (known: json, junit, markdown, html)"));
+  std::string known;
+  for (const std::string& name : ReporterNames()) known += (known.empty() ? "" : ", ") + name;
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown report format \"xml\" (known: " + known + ")"));
+  EXPECT_THAT(known, HasSubstr("json, junit, markdown, html"));
 }
 
 TEST(ReporterRegistryTest, WritesAtomically) {
