@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/median.h"
 #include "bench/mpi_bench.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/rank/step_recorder.h"
@@ -24,21 +25,6 @@
 
 namespace lockstep {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-template <typename Fn>
-double TimedOnAllRanks(Fn&& fn) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto t0 = Clock::now();
-  fn();
-  return bench::MaxOverRanks(std::chrono::duration<double>(Clock::now() - t0).count());
-}
 
 // nccl-tests' all-reduce bus bandwidth factor.
 double BusFactor(int ranks) { return 2.0 * (ranks - 1) / ranks; }
@@ -71,18 +57,18 @@ void BM_MpiAllReduce(benchmark::State& state) {
   // same cache state, and the order rotates every iteration so that none always goes first.
   auto run_raw = [&] {
     raw_buf.fill_(1.0f);
-    raw.push_back(TimedOnAllRanks([&] {
+    raw.push_back(bench::TimedOnAllRanks([&] {
       failed |= MPI_Allreduce(MPI_IN_PLACE, raw_buf.data_ptr(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, raw_comm) !=
                 MPI_SUCCESS;
     }));
   };
   auto run_lockstep = [&] {
     plain_buf.fill_(1.0f);
-    lockstep.push_back(TimedOnAllRanks([&] { failed |= !(*plain)->AllReduce(plain_buf, ReduceOp::kSum).ok(); }));
+    lockstep.push_back(bench::TimedOnAllRanks([&] { failed |= !(*plain)->AllReduce(plain_buf, ReduceOp::kSum).ok(); }));
   };
   auto run_recorded = [&] {
     rec_buf.fill_(1.0f);
-    recorded.push_back(TimedOnAllRanks([&] { failed |= !recording.AllReduce(rec_buf, ReduceOp::kSum).ok(); }));
+    recorded.push_back(bench::TimedOnAllRanks([&] { failed |= !recording.AllReduce(rec_buf, ReduceOp::kSum).ok(); }));
   };
   int64_t i = 0;
   for (auto _ : state) {
@@ -100,7 +86,7 @@ void BM_MpiAllReduce(benchmark::State& state) {
     return state.SkipWithError("lockstep's all-reduce result differs from MPI_Allreduce's");
   }
 
-  const double raw_s = Median(raw), lockstep_s = Median(lockstep), recorded_s = Median(recorded);
+  const double raw_s = bench::Median(raw), lockstep_s = bench::Median(lockstep), recorded_s = bench::Median(recorded);
   const double bus = BusFactor(world->size());
   state.counters["raw_ms"] = raw_s * 1e3;
   state.counters["lockstep_ms"] = lockstep_s * 1e3;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/median.h"
 #include "harness/trace/digest.h"
 
 namespace lockstep {
@@ -69,11 +70,6 @@ uint64_t ReadAll(const std::vector<uint64_t>& buf, int threads) {
   return total;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 template <typename Fn>
 double Seconds(Fn&& fn) {
   const auto t0 = Clock::now();
@@ -106,16 +102,16 @@ void BM_Digest(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
   state.SetLabel(DigestImplementation());
-  const double d = Median(digest);
+  const double d = bench::Median(digest);
   // > 1 is possible for cache-resident buffers, where the read loop is compute bound.
-  state.counters["x_memread"] = Median(read) / d;
-  state.counters["memread_GBps"] = static_cast<double>(bytes) / Median(read) / 1e9;
+  state.counters["x_memread"] = bench::Median(read) / d;
+  state.counters["memread_GBps"] = static_cast<double>(bytes) / bench::Median(read) / 1e9;
   state.counters["digest_GBps"] = static_cast<double>(bytes) / d / 1e9;
   if (threads > 1) {
     // Scaling of the digest, and of the read loop for comparison: where one core already
     // saturates memory bandwidth neither can scale.
-    state.counters["x_1thread"] = Median(single) / d;
-    state.counters["memread_x_1thread"] = Median(single_read) / Median(read);
+    state.counters["x_1thread"] = bench::Median(single) / d;
+    state.counters["memread_x_1thread"] = bench::Median(single_read) / bench::Median(read);
   }
 }
 

@@ -11,17 +11,13 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/median.h"
 #include "harness/trace/digest.h"
 
 namespace lockstep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // Each iteration times Megatron's check and lockstep's digest of the same parameter, one after
 // the other; x_lockstep is how many times faster the digest is (ratio of the medians).
@@ -52,9 +48,9 @@ void BM_MegatronSha1(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
   state.SetLabel("float32 copy + OpenSSL SHA-1");
-  state.counters["sha1_GBps"] = static_cast<double>(bytes) / Median(sha1) / 1e9;
-  state.counters["digest_GBps"] = static_cast<double>(bytes) / Median(digest) / 1e9;
-  state.counters["x_lockstep"] = Median(sha1) / Median(digest);
+  state.counters["sha1_GBps"] = static_cast<double>(bytes) / bench::Median(sha1) / 1e9;
+  state.counters["digest_GBps"] = static_cast<double>(bytes) / bench::Median(digest) / 1e9;
+  state.counters["x_lockstep"] = bench::Median(sha1) / bench::Median(digest);
 }
 BENCHMARK(BM_MegatronSha1)
     ->ArgName("bytes")

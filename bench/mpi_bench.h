@@ -5,6 +5,9 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <chrono>
 
 #include "harness/comm/mpi_communicator.h"
 
@@ -20,6 +23,16 @@ MpiCommunicator* WorldOrSkip(benchmark::State& state, int min_ranks = 2);
 
 // The largest `seconds` over all ranks (an MPI_Allreduce of one double, outside the timing).
 double MaxOverRanks(double seconds);
+
+// Times `fn` on every rank from a common start (a barrier); the job waits for the slowest rank,
+// so the result is MaxOverRanks of each rank's time.
+template <typename Fn>
+double TimedOnAllRanks(Fn&& fn) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return MaxOverRanks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
 
 }  // namespace bench
 }  // namespace lockstep

@@ -14,27 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "bench/median.h"
 #include "bench/mpi_bench.h"
 #include "harness/trace/digest.h"
 
 namespace lockstep {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-// Times `fn` on every rank from a common start; the job waits for the slowest rank.
-template <typename Fn>
-double TimedOnAllRanks(Fn&& fn) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const auto t0 = Clock::now();
-  fn();
-  return bench::MaxOverRanks(std::chrono::duration<double>(Clock::now() - t0).count());
-}
 
 void BM_MpiNanotronVsDigest(benchmark::State& state) {
   MpiCommunicator* world = bench::WorldOrSkip(state);
@@ -50,14 +35,14 @@ void BM_MpiNanotronVsDigest(benchmark::State& state) {
   std::vector<double> nanotron, digest;
   bool mismatch = false;
   for (auto _ : state) {
-    nanotron.push_back(TimedOnAllRanks([&] {
+    nanotron.push_back(bench::TimedOnAllRanks([&] {
       torch::Tensor& ref = world->rank() == 0 ? param : received;
       if (!world->Broadcast(ref, 0).ok()) MPI_Abort(MPI_COMM_WORLD, 3);
       // torch.testing.assert_close with rtol=atol=0 is at least a full compare; memcmp is the
       // cheapest form of it, which flatters the baseline.
       if (world->rank() != 0 && std::memcmp(param.data_ptr(), received.data_ptr(), bytes) != 0) mismatch = true;
     }));
-    digest.push_back(TimedOnAllRanks([&] {
+    digest.push_back(bench::TimedOnAllRanks([&] {
       const Digest128 d = DigestBytes(param.data_ptr(), static_cast<size_t>(bytes), "float32", shape);
       mine.data_ptr<int64_t>()[0] = static_cast<int64_t>(d.high);
       mine.data_ptr<int64_t>()[1] = static_cast<int64_t>(d.low);
@@ -68,7 +53,7 @@ void BM_MpiNanotronVsDigest(benchmark::State& state) {
     state.SetIterationTime(digest.back());
   }
   if (mismatch) state.SkipWithError("replicas reported different in a clean run");
-  const double nanotron_s = Median(nanotron), digest_s = Median(digest);
+  const double nanotron_s = bench::Median(nanotron), digest_s = bench::Median(digest);
   state.counters["nanotron_ms"] = nanotron_s * 1e3;
   state.counters["lockstep_ms"] = digest_s * 1e3;
   state.counters["x_nanotron"] = digest_s > 0 ? nanotron_s / digest_s : 0.0;

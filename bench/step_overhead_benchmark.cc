@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.h"
 #include "bench/mpi_bench.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
@@ -40,13 +41,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 enum class Mode { kPlain, kChecks, kFailFast };
 
@@ -199,23 +193,23 @@ struct Samples {
 double MedianPairedDifference(const std::vector<double>& with, const std::vector<double>& without) {
   std::vector<double> d(std::min(with.size(), without.size()));
   for (size_t i = 0; i < d.size(); ++i) d[i] = with[i] - without[i];
-  return Median(d);
+  return bench::Median(d);
 }
 
 void Report(benchmark::State& state, const Samples& s, size_t tensors) {
-  const double plain = Median(s.plain);
+  const double plain = bench::Median(s.plain);
   if (plain <= 0) return;
   state.counters["step_ms"] = plain * 1e3;
-  state.counters["checks_ms"] = Median(s.checks) * 1e3;
+  state.counters["checks_ms"] = bench::Median(s.checks) * 1e3;
   state.counters["overhead_pct"] = MedianPairedDifference(s.checks, s.plain) / plain * 100.0;
-  state.counters["direct_pct"] = Median(s.checks_direct) / plain * 100.0;
+  state.counters["direct_pct"] = bench::Median(s.checks_direct) / plain * 100.0;
   if (!s.failfast.empty()) {
-    state.counters["failfast_ms"] = Median(s.failfast) * 1e3;
+    state.counters["failfast_ms"] = bench::Median(s.failfast) * 1e3;
     state.counters["failfast_overhead_pct"] = MedianPairedDifference(s.failfast, s.plain) / plain * 100.0;
-    state.counters["failfast_direct_pct"] = Median(s.failfast_direct) / plain * 100.0;
+    state.counters["failfast_direct_pct"] = bench::Median(s.failfast_direct) / plain * 100.0;
   }
-  state.counters["capture_us"] = Median(s.capture) * 1e6;
-  state.counters["write_us"] = Median(s.write) * 1e6;
+  state.counters["capture_us"] = bench::Median(s.capture) * 1e6;
+  state.counters["write_us"] = bench::Median(s.write) * 1e6;
   state.counters["tensors"] = static_cast<double>(tensors);
 }
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "checkers/finding.h"
-#include "harness/launcher/launch_report.h"
+#include "harness/result/finding.h"
+#include "harness/result/launch_report.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trace/trace_record.h"
 

@@ -1,7 +1,6 @@
 #include "checkers/checker_registry.h"
 
 #include "checkers/buffers_checker.h"
-#include "checkers/checker_names.h"
 #include "checkers/collective_order_checker.h"
 #include "checkers/crash_checker.h"
 #include "checkers/determinism_checker.h"
@@ -33,21 +32,53 @@ class UnknownChecker : public Checker {
   std::string name_;
 };
 
+template <typename T>
+std::unique_ptr<Checker> Make() {
+  return std::make_unique<T>();
+}
+using CheckerFactory = std::unique_ptr<Checker> (*)();
+
+// When a scenario without `checks:` runs a checker (docs/SCENARIOS.md#checks).
+enum class DefaultUse {
+  kAlways,
+  kWhenComparable,  // only when the N-rank run must reproduce the 1-rank run (see DefaultChecks)
+  kOptIn,           // only when `checks:` or --check names it
+};
+
+struct Entry {
+  CheckerFactory make;
+  DefaultUse use;
+};
+
+// The one list of checkers. Each names itself (Checker::name()), so a name is written once.
+constexpr Entry kCheckers[] = {
+    {&Make<ReplicaWeightsChecker>, DefaultUse::kAlways},
+    {&Make<SyncedGradsChecker>, DefaultUse::kAlways},
+    {&Make<OptimizerStateChecker>, DefaultUse::kAlways},
+    {&Make<BuffersChecker>, DefaultUse::kAlways},
+    {&Make<CollectiveOrderChecker>, DefaultUse::kAlways},
+    {&Make<DiscoveryCountChecker>, DefaultUse::kAlways},
+    {&Make<FiniteChecker>, DefaultUse::kAlways},
+    {&Make<HangChecker>, DefaultUse::kAlways},
+    {&Make<CrashChecker>, DefaultUse::kAlways},
+    {&Make<ReferenceChecker>, DefaultUse::kWhenComparable},
+    {&Make<DeterminismChecker>, DefaultUse::kOptIn},
+    {&Make<GoldenChecker>, DefaultUse::kOptIn},
+};
+
 }  // namespace
 
+std::vector<std::string> CheckerNames() {
+  std::vector<std::string> names;
+  for (const Entry& entry : kCheckers) names.emplace_back(entry.make()->name());
+  return names;
+}
+
 std::unique_ptr<Checker> MakeChecker(std::string_view name) {
-  if (name == "replica_weights") return std::make_unique<ReplicaWeightsChecker>();
-  if (name == "synced_grads") return std::make_unique<SyncedGradsChecker>();
-  if (name == "optimizer_state") return std::make_unique<OptimizerStateChecker>();
-  if (name == "buffers") return std::make_unique<BuffersChecker>();
-  if (name == "collective_order") return std::make_unique<CollectiveOrderChecker>();
-  if (name == "discovery_count") return std::make_unique<DiscoveryCountChecker>();
-  if (name == "finite") return std::make_unique<FiniteChecker>();
-  if (name == "hang") return std::make_unique<HangChecker>();
-  if (name == "crash") return std::make_unique<CrashChecker>();
-  if (name == "reference") return std::make_unique<ReferenceChecker>();
-  if (name == "determinism") return std::make_unique<DeterminismChecker>();
-  if (name == "golden") return std::make_unique<GoldenChecker>();
+  for (const Entry& entry : kCheckers) {
+    std::unique_ptr<Checker> checker = entry.make();
+    if (checker->name() == name) return checker;
+  }
   return nullptr;
 }
 
@@ -58,6 +89,21 @@ std::vector<std::unique_ptr<Checker>> MakeCheckers(const std::vector<std::string
     out.push_back(c ? std::move(c) : std::make_unique<UnknownChecker>(n));
   }
   return out;
+}
+
+std::vector<std::string> DefaultChecks(const Scenario& scenario) {
+  // The 1-rank reference only means something when the N-rank run must reproduce it: dropout
+  // masks and per-rank BatchNorm statistics depend on the split, and an injection changes the
+  // run on purpose.
+  const bool comparable = scenario.ranks > 1 && scenario.model.dropout == 0.0 &&
+                          scenario.model.norm != NormKind::kBatchNorm && scenario.inject.empty();
+  std::vector<std::string> checks;
+  for (const Entry& entry : kCheckers) {
+    if (entry.use == DefaultUse::kAlways || (entry.use == DefaultUse::kWhenComparable && comparable)) {
+      checks.emplace_back(entry.make()->name());
+    }
+  }
+  return checks;
 }
 
 }  // namespace lockstep

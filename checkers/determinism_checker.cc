@@ -4,52 +4,24 @@
 #include <set>
 
 #include "checkers/internal/check_util.h"
+#include "harness/diff/trace_diff.h"
 
 namespace lockstep {
 namespace {
 
 using internal::FormatExact;
 
-// The differences between one rank's records of one step in the two runs.
-struct StepDiff {
-  std::vector<std::string> what;
-  std::vector<std::string> tensors;  // "name" of differing tensors, recording order
-};
-
-StepDiff Compare(const StepRecord& a, const StepRecord& b) {
-  StepDiff d;
-  if (!internal::SameDouble(a.loss, b.loss)) {
-    d.what.push_back("loss " + FormatExact(a.loss) + " vs " + FormatExact(b.loss));
-  }
-  if (!internal::SameDouble(a.grad_norm, b.grad_norm)) {
-    d.what.push_back("grad norm " + FormatExact(a.grad_norm) + " vs " + FormatExact(b.grad_norm));
-  }
-  // Parameters and gradients share names: the kind is part of the key.
-  std::map<std::pair<TensorKind, std::string>, const TensorRecord*> other;
-  for (const TensorRecord& t : b.tensors) other[{t.kind, t.name}] = &t;
-  for (const TensorRecord& t : a.tensors) {
-    auto it = other.find({t.kind, t.name});
-    if (it == other.end()) {
-      d.tensors.push_back(t.name);
-      d.what.push_back(std::string(ToString(t.kind)) + " " + t.name + " missing in the repeat");
-      continue;
-    }
-    if (it->second->digest != t.digest) {
-      d.tensors.push_back(t.name);
-      d.what.push_back(std::string(ToString(t.kind)) + " " + t.name + " digest " + t.digest.ToHex() + " vs " +
-                       it->second->digest.ToHex());
-    }
-    other.erase(it);
-  }
-  for (const auto& [key, t] : other) {
-    d.tensors.push_back(t->name);
-    d.what.push_back(std::string(ToString(key.first)) + " " + t->name + " only in the repeat");
-  }
-  return d;
+std::string TensorWords(const TensorDifference& t, const TensorRankDifference& d) {
+  const std::string label = std::string(ToString(t.kind)) + " " + t.name;
+  if (!d.b) return label + " missing in the repeat";
+  if (!d.a) return label + " only in the repeat";
+  if (d.what == "digest") return label + " digest " + d.a->digest.ToHex() + " vs " + d.b->digest.ToHex();
+  return label + " " + d.what;
 }
 
 }  // namespace
 
+// The comparison itself is `lockstep diff`'s (DiffTraces): run A is the run, run B the repeat.
 std::vector<Finding> DeterminismChecker::Check(const CheckContext& context) const {
   Finding f;
   f.checker = std::string(name());
@@ -65,46 +37,38 @@ std::vector<Finding> DeterminismChecker::Check(const CheckContext& context) cons
     f.message = "the repeat run has " + std::to_string(repeat.size()) + " ranks, the run " + std::to_string(run.size());
     return {f};
   }
+  DiffOptions options;
+  options.gaps_of_unfinished_ranks = false;
+  const ScenarioDiff diff = DiffTraces(context.scenario.name, run, repeat, options);
+  if (!diff.first) return {};
 
-  // step -> rank -> differences
-  std::map<int64_t, std::map<int, StepDiff>> diffs;
-  for (size_t r = 0; r < run.size(); ++r) {
-    const auto a = internal::StepsByNumber(run[r]);
-    const auto b = internal::StepsByNumber(repeat[r]);
-    const bool a_done = run[r].footer.has_value(), b_done = repeat[r].footer.has_value();
-    for (const auto& [step, rec] : a) {
-      auto it = b.find(step);
-      if (it == b.end()) {
-        // A run cut short (crash, kill) lacks the later steps; only a finished run missing a step differs.
-        if (b_done) diffs[step][static_cast<int>(r)].what.push_back("step only in the first run");
-        continue;
-      }
-      StepDiff d = Compare(*rec, *it->second);
-      if (!d.what.empty()) diffs[step][static_cast<int>(r)] = std::move(d);
-    }
-    for (const auto& [step, rec] : b) {
-      if (!a.count(step) && a_done) diffs[step][static_cast<int>(r)].what.push_back("step only in the repeat");
-    }
+  const StepDifference& first = *diff.first;
+  std::map<int, std::vector<std::string>> by_rank;  // what differs on each rank, in words
+  for (const StepGap& gap : first.gaps) {
+    by_rank[gap.rank].push_back(gap.missing_in_a ? "step only in the repeat" : "step only in the first run");
   }
-  if (diffs.empty()) return {};
-
-  const auto& [step, by_rank] = *diffs.begin();
-  f.step = step;
+  for (const LossDifference& loss : first.losses) {
+    by_rank[loss.rank].push_back("loss " + FormatExact(loss.a) + " vs " + FormatExact(loss.b));
+  }
   std::set<std::string> tensors;
-  std::vector<std::string> parts;
-  for (const auto& [rank, d] : by_rank) {
-    f.ranks.push_back(rank);
-    for (const std::string& t : d.tensors) {
-      if (f.tensor.empty()) f.tensor = t;
-      if (tensors.insert(t).second) f.tensors.push_back(t);
-    }
-    parts.push_back("rank " + std::to_string(rank) + ": " + internal::JoinCapped(d.what, 3));
+  for (const TensorDifference& t : first.tensors) {
+    if (tensors.insert(t.name).second) f.tensors.push_back(t.name);
+    for (const TensorRankDifference& d : t.per_rank) by_rank[d.rank].push_back(TensorWords(t, d));
   }
-  f.message = "the repeat run differs from the first at step " + std::to_string(step) + ": " +
+  if (!f.tensors.empty()) f.tensor = f.tensors.front();
+
+  f.step = first.step;
+  std::vector<std::string> parts;
+  for (const auto& [rank, words] : by_rank) {
+    f.ranks.push_back(rank);
+    parts.push_back("rank " + std::to_string(rank) + ": " + internal::JoinCapped(words, 3));
+  }
+  f.message = "the repeat run differs from the first at step " + std::to_string(first.step) + ": " +
               internal::JoinCapped(parts, 4);
-  if (diffs.size() > 1) {
-    f.message += "; " + std::to_string(diffs.size() - 1) + " later step" + (diffs.size() == 2 ? "" : "s") + " differ too";
-    f.details["later_steps"] = std::to_string(diffs.size() - 1);
+  const int64_t later = diff.differing_steps - 1;
+  if (later > 0) {
+    f.message += "; " + std::to_string(later) + " later step" + (later == 1 ? "" : "s") + " differ too";
+    f.details["later_steps"] = std::to_string(later);
   }
   return {f};
 }

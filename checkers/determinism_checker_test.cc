@@ -47,6 +47,24 @@ TEST(DeterminismCheckerTest, AShorterFinishedRepeatDiffers) {
   EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
 }
 
+// A repeat cut short (a crash or a kill: no footer) lacks its later steps; that is for `crash`
+// and `hang`, not a difference between the runs.
+TEST(DeterminismCheckerTest, ARepeatCutShortIsQuietAboutTheStepsItLacks) {
+  CannedRun run(2, 4);
+  CannedRun repeat(2, 3);
+  for (RankTrace& t : repeat.traces) t.footer.reset();
+  CheckContext ctx = run.Context();
+  ctx.repeat = &repeat.traces;
+  EXPECT_TRUE(DeterminismChecker().Check(ctx).empty());
+  // What it did record is still compared.
+  repeat.Diverge(1, TensorKind::kParam, "w1", 2);
+  auto f = DeterminismChecker().Check(ctx);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].tensor, "w1");
+}
+
 TEST(DeterminismCheckerTest, WithoutARepeatItIsAnError) {
   CannedRun run(2, 3);
   auto f = DeterminismChecker().Check(run.Context());

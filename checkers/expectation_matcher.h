@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "checkers/finding.h"
+#include "harness/result/finding.h"
 #include "harness/result/run_result.h"
 #include "harness/scenario/scenario.h"
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "checkers/golden_file.h"
@@ -71,6 +72,30 @@ TEST_F(GoldenCheckerTest, GoldenFileRoundTrips) {
   ASSERT_EQ(back->final_tensors.size(), g->final_tensors.size());
   EXPECT_EQ(back->final_tensors[4].kind, TensorKind::kGrad);
   EXPECT_EQ(back->final_tensors[4].digest, g->final_tensors[4].digest);
+}
+
+// Every non-finite value comes back as itself: an infinite loss is not turned into NaN.
+TEST_F(GoldenCheckerTest, NonFiniteValuesRoundTrip) {
+  GoldenRecord g;
+  g.scenario_id = "s";
+  g.platform = kPlatform;
+  g.loss = {{0, std::nan("")}, {1, std::numeric_limits<double>::infinity()},
+            {2, -std::numeric_limits<double>::infinity()}, {3, 0.5}};
+  g.final_step = 3;
+  g.final_tensors.push_back({TensorKind::kParam, "w", Digest128{1, 2}, std::numeric_limits<double>::infinity()});
+  const std::string text = GoldenToJson(g);
+  EXPECT_NE(text.find("\"Infinity\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"-Infinity\""), std::string::npos) << text;
+  const std::filesystem::path path = dir_ / "g.json";
+  std::filesystem::create_directories(dir_);
+  std::ofstream(path) << text;
+  auto back = ReadGolden(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(std::isnan(back->loss.at(0)));
+  EXPECT_EQ(back->loss.at(1), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(back->loss.at(2), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(back->loss.at(3), 0.5);
+  EXPECT_EQ(back->final_tensors.at(0).norm, std::numeric_limits<double>::infinity());
 }
 
 TEST_F(GoldenCheckerTest, ALossThatMovedIsNamedByStep) {

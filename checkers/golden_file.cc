@@ -18,6 +18,22 @@ namespace {
 
 using nlohmann::json;
 
+// Non-finite numbers as report.json spells them (docs/REPORTS.md): NaN is null (the loss at step
+// 0), +/-infinity the strings "Infinity" / "-Infinity", so an infinite loss is not lost.
+template <typename Json>
+Json GoldenNumber(double v) {
+  if (std::isnan(v)) return Json(nullptr);
+  if (std::isinf(v)) return Json(v > 0 ? "Infinity" : "-Infinity");
+  return Json(v);
+}
+
+double GoldenNumberFrom(const json& v) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (v.is_string() && v.get<std::string>() == "Infinity") return std::numeric_limits<double>::infinity();
+  if (v.is_string() && v.get<std::string>() == "-Infinity") return -std::numeric_limits<double>::infinity();
+  return v.get<double>();  // anything else that is no number throws, and the read fails
+}
+
 std::string SafeName(const std::string& s) {
   std::string out = s;
   for (char& c : out) {
@@ -83,10 +99,9 @@ std::string GoldenToJson(const GoldenRecord& g) {
   j["platform"] = g.platform;
   ojson loss = ojson::array();
   for (const auto& [step, value] : g.loss) {
-    // JSON has no NaN: null stands for it (step 0).
     ojson e;
     e["step"] = step;
-    e["loss"] = std::isfinite(value) ? ojson(value) : ojson(nullptr);
+    e["loss"] = GoldenNumber<ojson>(value);
     loss.push_back(std::move(e));
   }
   j["loss"] = std::move(loss);
@@ -97,7 +112,7 @@ std::string GoldenToJson(const GoldenRecord& g) {
     e["kind"] = ToString(t.kind);
     e["name"] = t.name;
     e["digest"] = t.digest.ToHex();
-    e["norm"] = std::isfinite(t.norm) ? ojson(t.norm) : ojson(nullptr);
+    e["norm"] = GoldenNumber<ojson>(t.norm);
     tensors.push_back(std::move(e));
   }
   j["final_tensors"] = std::move(tensors);
@@ -126,9 +141,8 @@ Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
     g.scenario_id = j.value("scenario", "");
     g.platform = j.value("platform", "");
     for (const json& e : j.at("loss")) {
-      const json& v = e.at("loss");
       LOCKSTEP_ASSIGN_OR_RETURN(int64_t step, integer(e.at("step"), "loss[].step"));
-      g.loss[step] = v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+      g.loss[step] = GoldenNumberFrom(e.at("loss"));
     }
     LOCKSTEP_ASSIGN_OR_RETURN(g.final_step, integer(j.at("final_step"), "final_step"));
     for (const json& e : j.at("final_tensors")) {
@@ -142,8 +156,7 @@ Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
       t.kind = *kind;
       t.digest = *digest;
       t.name = e.at("name").get<std::string>();
-      const json& n = e.at("norm");
-      t.norm = n.is_null() ? std::numeric_limits<double>::quiet_NaN() : n.get<double>();
+      t.norm = GoldenNumberFrom(e.at("norm"));
       g.final_tensors.push_back(std::move(t));
     }
     return g;

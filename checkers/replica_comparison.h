@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "checkers/checker.h"
-#include "checkers/finding.h"
+#include "harness/result/finding.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {

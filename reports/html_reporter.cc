@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/chart_js.h"
+#include "reports/html_assets.h"
 #include "reports/report_text.h"
 #include "reports/text_escape.h"
 
@@ -154,163 +155,6 @@ std::string Canvas(const std::string& id, int height, size_t points, const std::
          HtmlEscape(label) + "\"></canvas>\n";
 }
 
-constexpr const char* kStyle = R"css(
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5em auto; max-width: 1100px; color: #1b1b1b; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-h3 { font-size: 1em; }
-table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; }
-td.num { text-align: right; }
-.good { color: #1a7f37; font-weight: 600; } .bad { color: #cf222e; font-weight: 600; } .skip { color: #6e7781; font-weight: 600; }
-.note { color: #57606a; font-size: 0.9em; }
-pre { background: #f6f8fa; padding: 0.5em; overflow-x: auto; max-height: 24em; font-size: 0.85em; }
-canvas { display: block; margin: 0.5em 0; }
-)css";
-
-// Runs first, before Chart.js: every uncaught error, unhandled rejection and console.error/warn
-// of the page is counted on <html data-errors="N"> and listed in the hidden #lockstep-errors, so
-// that a headless browser's --dump-dom shows them (tests/html_browser_test). It has an id so that
-// tools looking for the page's plain <script> elements (Chart.js, the render script) skip it.
-constexpr const char* kErrorCaptureScript = R"js(
-(function () {
-  'use strict';
-  var errors = [];
-  window.lockstepErrors = errors;
-  document.documentElement.setAttribute('data-errors', '0');
-  function record(text) {
-    errors.push(String(text));
-    document.documentElement.setAttribute('data-errors', String(errors.length));
-    var list = document.getElementById('lockstep-errors');
-    if (list) { list.textContent = errors.join('\n'); }
-  }
-  window.addEventListener('error', function (e) {
-    record('error: ' + e.message + ' (' + e.filename + ':' + e.lineno + ')');
-  });
-  window.addEventListener('unhandledrejection', function (e) { record('unhandled rejection: ' + e.reason); });
-  ['error', 'warn'].forEach(function (level) {
-    var original = console[level];
-    console[level] = function () {
-      record('console.' + level + ': ' + Array.prototype.join.call(arguments, ' '));
-      return original.apply(console, arguments);
-    };
-  });
-})();
-)js";
-
-// Draws every chart from the JSON blob. No clock, no animation, fixed sizes: the page renders
-// the same way every time (screenshots in browser tests). Kept to ES5 so any browser runs it.
-constexpr const char* kRenderScript = R"js(
-(function () {
-  'use strict';
-  var charts = [];
-  window.lockstepCharts = charts;
-  window.lockstepRendered = false;
-  if (typeof Chart === 'undefined') {
-    document.body.setAttribute('data-chart-js', 'missing');
-    return;
-  }
-  var data = JSON.parse(document.getElementById('lockstep-data').textContent);
-  var palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
-                 '#bcbd22', '#17becf'];
-  function color(i) { return palette[i % palette.length]; }
-  function countPoints(chart) {
-    var n = 0;
-    chart.data.datasets.forEach(function (ds) {
-      ds.data.forEach(function (p) { if (p !== null && p !== undefined) { n++; } });
-    });
-    return n;
-  }
-  function draw(id, kind, config) {
-    var canvas = document.getElementById(id);
-    if (!canvas) { return; }
-    config.options.animation = false;
-    config.options.responsive = false;
-    var chart = new Chart(canvas, config);
-    var points = countPoints(chart);
-    canvas.setAttribute('data-drawn', String(points));
-    charts.push({id: id, kind: kind, points: points, chart: chart});
-  }
-  data.scenarios.forEach(function (s) {
-    if (s.loss) {
-      draw('loss-' + s.index, 'loss', {
-        type: 'line',
-        data: {
-          labels: s.loss.steps,
-          datasets: s.loss.ranks.map(function (r, i) {
-            return {label: 'rank ' + r.rank, data: r.values, borderColor: color(i), backgroundColor: color(i),
-                    borderWidth: 1.5, pointRadius: 2, spanGaps: false};
-          })
-        },
-        options: {
-          plugins: {title: {display: true, text: 'Loss per rank'}},
-          scales: {x: {title: {display: true, text: 'step'}}, y: {title: {display: true, text: 'loss'}}}
-        }
-      });
-    }
-    if (s.divergence) {
-      draw('divergence-' + s.index, 'divergence', {
-        type: 'scatter',
-        data: {datasets: [{label: 'ranks disagree', data: s.divergence.cells, pointStyle: 'rect', pointRadius: 6,
-                           pointHoverRadius: 8, backgroundColor: '#d62728', borderColor: '#8b0000'}]},
-        options: {
-          plugins: {
-            title: {display: true, text: 'Divergence map: cells where ranks hold different tensors'},
-            legend: {display: false},
-            tooltip: {callbacks: {
-              title: function (items) { return 'step ' + items[0].raw.x + ', ' + items[0].raw.y; },
-              label: function (item) {
-                return item.raw.groups.map(function (g) {
-                  return 'ranks [' + g.ranks.join(', ') + ']: ' + g.digest;
-                });
-              }
-            }}
-          },
-          scales: {
-            x: {type: 'linear', title: {display: true, text: 'step'}, ticks: {precision: 0},
-                suggestedMin: s.divergence.min_step, suggestedMax: s.divergence.max_step},
-            y: {type: 'category', labels: s.divergence.tensors, offset: true, title: {display: true, text: 'tensor'}}
-          }
-        }
-      });
-    }
-    if (s.timeline) {
-      var done = s.timeline.bars.filter(function (b) { return !b.in_flight; });
-      var stuck = s.timeline.bars.filter(function (b) { return b.in_flight; });
-      draw('timeline-' + s.index, 'timeline', {
-        type: 'bar',
-        data: {
-          labels: s.timeline.ranks,
-          datasets: [
-            {label: 'completed', data: done, backgroundColor: '#1f77b4', grouped: false, barPercentage: 0.6},
-            {label: 'never completed', data: stuck, backgroundColor: '#d62728', grouped: false, barPercentage: 0.6}
-          ]
-        },
-        options: {
-          indexAxis: 'y',
-          plugins: {
-            title: {display: true, text: 'Last collectives per rank'},
-            tooltip: {callbacks: {label: function (item) {
-              var b = item.raw;
-              return b.op + ' ' + b.group + ' seq ' + b.seq + ' (step ' + b.step + ')' +
-                     (b.in_flight ? ', never completed' : '');
-            }}}
-          },
-          scales: {x: {type: 'linear', title: {display: true, text: 'seconds since rank start'}},
-                   y: {type: 'category'}}
-        }
-      });
-    }
-  });
-  window.lockstepRendered = true;
-  // What a browser test reads from the DOM after the script ran: rendered, and how many charts.
-  document.body.setAttribute('data-rendered', 'true');
-  document.body.setAttribute('data-charts', String(charts.length));
-  var list = document.getElementById('lockstep-errors');
-  if (list && window.lockstepErrors) { list.textContent = window.lockstepErrors.join('\n'); }
-})();
-)js";
-
 void ContextTable(std::ostream& out, const RunResult& result) {
   const RunContext& c = result.context;
   out << "<table id=\"context\">\n";
@@ -399,8 +243,8 @@ Status HtmlReporter::Render(const RunResult& result, std::ostream& out) const {
       // An empty icon: no favicon request, so a file:// page logs no failed load.
       << "<link rel=\"icon\" href=\"data:,\">\n"
       << "<title>lockstep: " << HtmlEscape(SummaryLine(counts)) << "</title>\n"
-      << "<style>" << kStyle << "</style>\n"
-      << "<script id=\"lockstep-error-capture\">" << kErrorCaptureScript << "</script>\n";
+      << "<style>\n" << HtmlStyleSource() << "</style>\n"
+      << "<script id=\"lockstep-error-capture\">\n" << HtmlErrorCaptureSource() << "</script>\n";
   if (options_.inline_chart_js) {
     out << "<script>\n" << ChartJsSource() << "\n</script>\n";
   } else {
@@ -474,7 +318,7 @@ Status HtmlReporter::Render(const RunResult& result, std::ostream& out) const {
 
   blob["scenarios"] = std::move(scenarios);
   out << "<script type=\"application/json\" id=\"lockstep-data\">" << ScriptSafeJson(blob) << "</script>\n";
-  out << "<script>" << kRenderScript << "</script>\n</body>\n</html>\n";
+  out << "<script>\n" << HtmlRenderSource() << "</script>\n</body>\n</html>\n";
   if (!out) return IoError("html reporter: write failed");
   return Status::Ok();
 }

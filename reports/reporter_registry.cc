@@ -18,27 +18,44 @@ namespace {
 
 using Factory = std::function<std::unique_ptr<Reporter>()>;
 
-const std::vector<std::pair<std::string, Factory>>& Factories() {
-  static const auto* factories = new std::vector<std::pair<std::string, Factory>>{
-      {"json", [] { return std::make_unique<JsonReporter>(); }},
-      {"junit", [] { return std::make_unique<JunitReporter>(); }},
-      {"markdown", [] { return std::make_unique<MarkdownReporter>(); }},
-      {"html", [] { return std::make_unique<HtmlReporter>(); }},
+struct Format {
+  Factory make;
+  std::string flag_help;  // empty: no command-line flag
+};
+
+// The one list of file reporters. Each names itself (Reporter::name()), so a name is written once.
+const std::vector<Format>& Formats() {
+  static const auto* formats = new std::vector<Format>{
+      {[] { return std::make_unique<JsonReporter>(); }, ""},
+      {[] { return std::make_unique<JunitReporter>(); },
+       "Also write JUnit XML here (a testsuite per scenario, a testcase per checker)"},
+      {[] { return std::make_unique<MarkdownReporter>(); },
+       "Also write a Markdown summary here (appended to $GITHUB_STEP_SUMMARY as well when that is set)"},
+      {[] { return std::make_unique<HtmlReporter>(); }, "Also write a self-contained HTML report with plots here"},
   };
-  return *factories;
+  return *formats;
 }
 
 }  // namespace
 
 std::vector<std::string> ReporterNames() {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : Factories()) names.push_back(name);
+  for (const Format& format : Formats()) names.push_back(format.make()->name());
   return names;
 }
 
+std::vector<ReportFlag> ReportFileFlags() {
+  std::vector<ReportFlag> flags;
+  for (const Format& format : Formats()) {
+    if (!format.flag_help.empty()) flags.push_back({format.make()->name(), format.flag_help});
+  }
+  return flags;
+}
+
 Result<std::unique_ptr<Reporter>> MakeReporter(const std::string& name) {
-  for (const auto& [known, factory] : Factories()) {
-    if (known == name) return factory();
+  for (const Format& format : Formats()) {
+    std::unique_ptr<Reporter> reporter = format.make();
+    if (reporter->name() == name) return reporter;
   }
   std::string known_names;
   for (const std::string& n : ReporterNames()) known_names += (known_names.empty() ? "" : ", ") + n;

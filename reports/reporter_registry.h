@@ -12,8 +12,16 @@
 
 namespace lockstep {
 
-// "json", "junit", "markdown", "html"
+// "json", "junit", "markdown", "html": each reporter's name(), in the registry's order.
 std::vector<std::string> ReporterNames();
+
+// A file report the command line asks for with `--<format> FILE`. json has none: `lockstep run`
+// always writes report.json.
+struct ReportFlag {
+  std::string format;  // the reporter's name, also the flag's
+  std::string help;
+};
+std::vector<ReportFlag> ReportFileFlags();
 
 // NotFound (listing the known names) for an unknown name.
 Result<std::unique_ptr<Reporter>> MakeReporter(const std::string& name);

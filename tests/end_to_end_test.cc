@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "harness/cli/testing/run_program.h"
@@ -72,6 +73,17 @@ TEST(EndToEndTest, CleanRunsOfEveryModePassEveryDefaultChecker) {
     bool reference = false;
     for (const auto& c : s["checkers"]) reference |= c["checker"] == "reference";
     EXPECT_TRUE(reference) << "clean multi-rank runs are compared with their 1-rank run";
+    // Every rank's header names the scenario text it ran: XXH3-128 of the file, the same on all.
+    std::set<std::string> digests;
+    for (int rank = 0; rank < 4; ++rank) {
+      std::ifstream trace(dir / s["run_dir"].get<std::string>() / "traces" / ("rank-" + std::to_string(rank) + ".trace"));
+      std::string line;
+      ASSERT_TRUE(std::getline(trace, line)) << s["id"] << " rank " << rank;
+      const std::string digest = nlohmann::json::parse(line).value("scenario_digest", "");
+      EXPECT_EQ(digest.size(), 32u) << line;
+      digests.insert(digest);
+    }
+    EXPECT_EQ(digests.size(), 1u);
   }
 }
 

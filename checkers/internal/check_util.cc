@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/diff/trace_diff.h"
+
 namespace lockstep::internal {
 
 std::string JoinRanks(const std::vector<int>& ranks) {
@@ -46,12 +48,6 @@ std::string JoinCapped(const std::vector<std::string>& items, size_t max_items) 
 
 bool HasData(const RankTrace& trace) { return !trace.missing && !trace.header.schema.empty(); }
 
-std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
-  std::map<int64_t, const StepRecord*> m;
-  for (const StepRecord& s : trace.steps) m[s.step] = &s;
-  return m;
-}
-
 std::optional<int64_t> LastStep(const RankTrace& trace) {
   if (trace.steps.empty()) return std::nullopt;
   int64_t last = trace.steps.front().step;
@@ -63,6 +59,7 @@ int WorldSize(const Scenario& scenario, const std::vector<RankTrace>& traces) {
   return std::max(scenario.ranks, static_cast<int>(traces.size()));
 }
 
-bool SameDouble(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+// The diff's equality (NaN equals NaN), so checkers and `lockstep diff` agree on "the same".
+bool SameDouble(double a, double b) { return SameValue(a, b); }
 
 }  // namespace lockstep::internal

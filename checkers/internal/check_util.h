@@ -27,8 +27,8 @@ std::string JoinCapped(const std::vector<std::string>& items, size_t max_items);
 // header carry nothing to compare.
 bool HasData(const RankTrace& trace);
 
-// step -> record of one rank (the last record wins if a step repeats).
-std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace);
+// step -> record of one rank (harness/trace/trace_record.h).
+using ::lockstep::StepsByNumber;
 
 // The last recorded step, if any.
 std::optional<int64_t> LastStep(const RankTrace& trace);

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ struct Command {
 
 // LoadOptions from this build (LibTorch version, NCCL), the streams, argv and the program folder.
 CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// Loads the scenario files and folders of `paths` (LoadScenarios) and prints every diagnostic to
+// env.err; on failure also "lockstep <command>: <what failed>", and returns nothing (the command
+// exits with ExitCode::kUsageError, before anything ran).
+std::optional<std::vector<Scenario>> LoadScenariosOrReport(const std::vector<std::string>& paths,
+                                                           const CommandEnvironment& env, const char* command);
 
 // The text of `lockstep --version`: versions built against, and which optional parts were built.
 std::string VersionText(const CommandEnvironment& env);

@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "checkers/checker_registry.h"
 #include "harness/cli/command.h"
 #include "harness/core/build_info.h"
 
@@ -14,6 +15,8 @@ CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std
   env.load_options.sdpa_available = TORCH_VERSION_MAJOR >= 2;
   env.load_options.nccl_available = build.have_nccl;
   env.load_options.torch_version = build.torch_version;
+  env.load_options.checker_names = CheckerNames();
+  env.load_options.default_checks = DefaultChecks;
   env.out = &out;
   env.err = &err;
   env.command_line.assign(argv, argv + argc);
@@ -22,6 +25,18 @@ CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std
   if (ec && argc > 0) self = std::filesystem::absolute(argv[0], ec);
   env.program_dir = self.parent_path();
   return env;
+}
+
+std::optional<std::vector<Scenario>> LoadScenariosOrReport(const std::vector<std::string>& paths,
+                                                           const CommandEnvironment& env, const char* command) {
+  std::vector<Diagnostic> diagnostics;
+  Result<std::vector<Scenario>> loaded = LoadScenarios(paths, env.load_options, &diagnostics);
+  for (const Diagnostic& d : diagnostics) *env.err << d.ToString() << "\n";
+  if (!loaded.ok()) {
+    *env.err << "lockstep " << command << ": " << loaded.status().message() << "\n";
+    return std::nullopt;
+  }
+  return std::move(loaded).value();
 }
 
 }  // namespace lockstep

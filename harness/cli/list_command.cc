@@ -14,13 +14,8 @@ Command AddListCommand(CLI::App& app, const CommandEnvironment& env) {
       ->required()
       ->type_name("DIR|FILE");
   return {cmd, [paths, &env]() {
-            std::vector<Diagnostic> diagnostics;
-            Result<std::vector<Scenario>> loaded = LoadScenarios(*paths, env.load_options, &diagnostics);
-            for (const Diagnostic& d : diagnostics) *env.err << d.ToString() << "\n";
-            if (!loaded.ok()) {
-              *env.err << "lockstep list: " << loaded.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            std::optional<std::vector<Scenario>> loaded = LoadScenariosOrReport(*paths, env, "list");
+            if (!loaded) return ExitCode::kUsageError;
             std::vector<std::string> ids;
             for (const Scenario& s : *loaded) ids.push_back(s.name);
             std::sort(ids.begin(), ids.end());

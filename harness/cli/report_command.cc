@@ -9,6 +9,7 @@
 #include "harness/runner/run_directory.h"
 #include "harness/result/run_result_json.h"
 #include "reports/console_reporter.h"
+#include "reports/reporter_registry.h"
 
 namespace lockstep {
 namespace {
@@ -67,10 +68,9 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env) {
               *env.err << "lockstep report: writing reports: " << written.ToString() << "\n";
               return ExitCode::kHarnessError;
             }
-            for (const auto& [format, path] : {std::pair{"junit", &outputs.junit},
-                                               std::pair{"markdown", &outputs.markdown},
-                                               std::pair{"html", &outputs.html}}) {
-              if (!path->empty()) *env.out << format << ": " << *path << "\n";
+            for (const ReportFlag& flag : ReportFileFlags()) {
+              const std::string& path = outputs.files[flag.format];
+              if (!path.empty()) *env.out << flag.format << ": " << path << "\n";
             }
             return ExitCode::kPassed;
           }};

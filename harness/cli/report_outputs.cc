@@ -10,10 +10,7 @@
 namespace lockstep {
 
 void AddReportFlags(CLI::App& app, ReportOutputs& outputs) {
-  app.add_option("--junit", outputs.junit, "Also write JUnit XML here (a testsuite per scenario, a testcase per checker)");
-  app.add_option("--markdown", outputs.markdown,
-                 "Also write a Markdown summary here (appended to $GITHUB_STEP_SUMMARY as well when that is set)");
-  app.add_option("--html", outputs.html, "Also write a self-contained HTML report with plots here");
+  for (const ReportFlag& flag : ReportFileFlags()) app.add_option("--" + flag.format, outputs.files[flag.format], flag.help);
 }
 
 namespace {
@@ -35,9 +32,10 @@ Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::
     std::filesystem::create_directories(outputs.dir, ec);
     keep(Render("json", result, (outputs.dir / "report.json").string()));
   }
-  if (!outputs.junit.empty()) keep(Render("junit", result, outputs.junit));
-  if (!outputs.markdown.empty()) keep(Render("markdown", result, outputs.markdown));
-  if (!outputs.html.empty()) keep(Render("html", result, outputs.html));
+  for (const std::string& format : ReporterNames()) {
+    auto file = outputs.files.find(format);
+    if (file != outputs.files.end() && !file->second.empty()) keep(Render(format, result, file->second));
+  }
 
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
     Result<std::unique_ptr<Reporter>> md = MakeReporter("markdown");

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -18,12 +19,12 @@ namespace lockstep {
 struct ReportOutputs {
   std::filesystem::path dir;  // report.json goes here
   bool write_json = true;     // false: `lockstep report` renders from report.json and leaves it as it is
-  std::string junit;
-  std::string markdown;
-  std::string html;
+  // Report format -> file, for every format the reporter registry gives a flag (ReportFileFlags());
+  // an empty file: not requested.
+  std::map<std::string, std::string> files;
 };
 
-// Adds --junit, --markdown, --html to a subcommand.
+// Adds `--<format> FILE` for every format of ReportFileFlags() (--junit, --markdown, --html).
 void AddReportFlags(CLI::App& app, ReportOutputs& outputs);
 
 // Writes every requested report; the first error is returned, the others are still attempted.

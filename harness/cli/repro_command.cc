@@ -156,9 +156,9 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("SCENARIO");
   cmd->add_option("--launcher", flags->launcher,
                   "How ranks start: mpirun, srun, local or none (default: the launcher the report records)")
-      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+      ->check(CLI::IsMember(LauncherKindNames()));
   cmd->add_option("--backend", flags->backend, "mpi, gloo or nccl (default: the backend the scenario ran with)")
-      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+      ->check(CLI::IsMember(NameList<Backend>()));
   cmd->add_option("--scenario-file", flags->scenario_file,
                   "The scenario file, when the path in report.json does not resolve from here")
       ->type_name("FILE");
@@ -232,7 +232,7 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
               launcher = *recorded;
             }
             std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;
-            if (backend != "mpi" && backend != "gloo" && backend != "nccl") backend = ToString(scenario->backend);
+            if (!FromString<Backend>(backend)) backend = ToString(scenario->backend);
             if (backend == "nccl" && !env.load_options.nccl_available) {
               err << "lockstep repro: the scenario ran on nccl and this build has no NCCL; pass --backend mpi or gloo\n";
               return ExitCode::kUsageError;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "checkers/checker_names.h"
+#include "checkers/checker_registry.h"
 #include "harness/cli/command.h"
 #include "harness/cli/report_outputs.h"
 #include "harness/runner/run_directory.h"
@@ -86,9 +86,9 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                   "How ranks start: mpirun (default), srun (Slurm, --mpi=pmix), local (torchrun-style "
                   "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+      ->check(CLI::IsMember(LauncherKindNames()));
   cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
-      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+      ->check(CLI::IsMember(NameList<Backend>()));
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
@@ -108,17 +108,10 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
   AddReportFlags(*cmd, flags->reports);
 
   return {cmd, [flags, &env]() -> ExitCode {
-            std::vector<Diagnostic> diagnostics;
-            Result<std::vector<Scenario>> scenarios = LoadScenarios(flags->inputs, env.load_options, &diagnostics);
-            for (const auto& d : diagnostics) *env.err << d.ToString() << "\n";
-            if (!scenarios.ok()) {
-              if (diagnostics.empty()) *env.err << "lockstep run: " << scenarios.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            std::optional<std::vector<Scenario>> scenarios = LoadScenariosOrReport(flags->inputs, env, "run");
+            if (!scenarios) return ExitCode::kUsageError;
             for (const auto& c : flags->checks) {
-              bool known = false;
-              for (auto name : kCheckerNames) known |= name == c;
-              if (!known) {
+              if (MakeChecker(c) == nullptr) {
                 *env.err << "lockstep run: --check " << c << ": no such checker\n";
                 return ExitCode::kUsageError;
               }
@@ -130,11 +123,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *LauncherKindFromString(flags->launcher);
-            if (!flags->backend.empty()) {
-              static const std::map<std::string, Backend> kBackends = {
-                  {"mpi", Backend::kMpi}, {"gloo", Backend::kGloo}, {"nccl", Backend::kNccl}};
-              options.backend = kBackends.at(flags->backend);
-            }
+            if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
             if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
             if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
             options.fail_fast = flags->fail_fast;

@@ -37,7 +37,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--out", flags->out, "Run directory: report.json, detection.md, traces")->capture_default_str();
   cmd->add_option("--launcher", flags->launcher, "How ranks start: mpirun, srun, local or none")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mpirun", "srun", "local", "none"}));
+      ->check(CLI::IsMember(LauncherKindNames()));
   AddReportFlags(*cmd, flags->reports);
 
   return {cmd, [flags, &env]() -> ExitCode {

@@ -14,13 +14,8 @@ Command AddValidateCommand(CLI::App& app, const CommandEnvironment& env) {
       ->required()
       ->type_name("FILE|DIR");
   return {cmd, [paths, &env]() {
-            std::vector<Diagnostic> diagnostics;
-            Result<std::vector<Scenario>> loaded = LoadScenarios(*paths, env.load_options, &diagnostics);
-            for (const Diagnostic& d : diagnostics) *env.err << d.ToString() << "\n";
-            if (!loaded.ok()) {
-              *env.err << "lockstep validate: " << loaded.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            std::optional<std::vector<Scenario>> loaded = LoadScenariosOrReport(*paths, env, "validate");
+            if (!loaded) return ExitCode::kUsageError;
             for (const Scenario& s : *loaded) {
               // Not an error: the same file runs on a machine with NCCL; here it is a skip.
               if (s.backend == Backend::kNccl && !env.load_options.nccl_available) {

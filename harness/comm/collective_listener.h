@@ -13,7 +13,7 @@ class CollectiveListener {
  public:
   virtual ~CollectiveListener() = default;
   virtual void OnCollectiveBegin(const CollectiveFingerprint& fp) = 0;
-  // `status` is the backend's result. A collective that a TrainingHooks skipped on this rank ends
+  // `status` is the backend's result. A collective that a CollectiveInterceptor skipped on this rank ends
   // with an ok status that carries a note (status.ok() && !status.message().empty()).
   virtual void OnCollectiveEnd(const CollectiveFingerprint& fp, const Status& status) = 0;
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/comm/communicator.h"
+#include "harness/scenario/scenario.h"
 #include "harness/comm/rendezvous_options.h"
 
 namespace lockstep {
@@ -26,7 +27,7 @@ class GlooCommunicator final : public Communicator {
   int rank() const override;
   int size() const override;
   const std::string& group_name() const override;
-  std::string backend_name() const override { return "gloo"; }
+  std::string backend_name() const override { return ToString(Backend::kGloo); }
 
   Status AllReduce(torch::Tensor& tensor, ReduceOp op) override;
   Status AllGather(const torch::Tensor& input, torch::Tensor& output) override;

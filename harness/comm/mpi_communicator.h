@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/comm/communicator.h"
+#include "harness/scenario/scenario.h"
 #include "harness/comm/mpi_session.h"
 
 namespace lockstep {
@@ -27,7 +28,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& group_name() const override { return name_; }
-  std::string backend_name() const override { return "mpi"; }
+  std::string backend_name() const override { return ToString(Backend::kMpi); }
 
   Status AllReduce(torch::Tensor& tensor, ReduceOp op) override;
   Status AllGather(const torch::Tensor& input, torch::Tensor& output) override;

@@ -117,11 +117,17 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Init(const void* uni
   if (result != ncclSuccess) {
     return CommunicationError(CallContext(world_rank, name, "ncclCommInitRank") + ": " + NcclText(result, comm));
   }
+  return Adopt(comm, device, rank, size, world_rank, name, context);
+}
+
+Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Adopt(ncclComm* comm, int device, int rank, int size,
+                                                                  int world_rank, const std::string& name,
+                                                                  const std::string& context) {
   // A blocking stream: it waits for work queued on the legacy default stream, where a LibTorch
   // that does not switch streams produced the tensors.
   cudaStream_t stream = nullptr;
   float* scratch = nullptr;
-  cuda = cudaStreamCreate(&stream);
+  cudaError_t cuda = cudaStreamCreate(&stream);
   if (cuda == cudaSuccess) cuda = cudaMalloc(reinterpret_cast<void**>(&scratch), sizeof(float));
   if (cuda != cudaSuccess) {
     if (stream != nullptr) cudaStreamDestroy(stream);
@@ -335,17 +341,10 @@ Result<std::unique_ptr<Communicator>> NcclCommunicator::Split(int color, int key
   int child_size = 1;
   ncclCommUserRank(child, &child_rank);
   ncclCommCount(child, &child_size);
-  cudaStream_t stream = nullptr;
-  float* scratch = nullptr;
-  cuda = cudaStreamCreate(&stream);
-  if (cuda == cudaSuccess) cuda = cudaMalloc(reinterpret_cast<void**>(&scratch), sizeof(float));
-  if (cuda != cudaSuccess) {
-    if (stream != nullptr) cudaStreamDestroy(stream);
-    ncclCommDestroy(child);
-    return CommunicationError(CallContext(world_rank_, name_, "split") + ": " + cudaGetErrorString(cuda));
-  }
-  return std::unique_ptr<Communicator>(
-      new NcclCommunicator(child, stream, scratch, device_, child_rank, child_size, world_rank_, name));
+  LOCKSTEP_ASSIGN_OR_RETURN(
+      std::unique_ptr<NcclCommunicator> split,
+      Adopt(child, device_, child_rank, child_size, world_rank_, name, CallContext(world_rank_, name_, "split")));
+  return std::unique_ptr<Communicator>(std::move(split));
 #else
   (void)key;
   return UnavailableError(CallContext(world_rank_, name_, "split") + ": ncclCommSplit needs NCCL >= 2.18");

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "harness/comm/communicator.h"
+#include "harness/scenario/scenario.h"
 #include "harness/comm/rendezvous_options.h"
 
 struct ncclComm;
@@ -40,7 +41,7 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::string& group_name() const override { return name_; }
-  std::string backend_name() const override { return "nccl"; }
+  std::string backend_name() const override { return ToString(Backend::kNccl); }
   int device() const { return device_; }
 
   Status AllReduce(torch::Tensor& tensor, ReduceOp op) override;
@@ -65,6 +66,11 @@ class NcclCommunicator final : public Communicator {
                    int world_rank, std::string name);
   static Result<std::unique_ptr<NcclCommunicator>> Init(const void* unique_id, int device, int rank, int size,
                                                         int world_rank, const std::string& name);
+  // Takes `comm` (ncclCommInitRank or ncclCommSplit made it on `device`, current): gives it its
+  // stream and Barrier scratch, or destroys it and says why, prefixed with `context`.
+  static Result<std::unique_ptr<NcclCommunicator>> Adopt(ncclComm* comm, int device, int rank, int size,
+                                                         int world_rank, const std::string& name,
+                                                         const std::string& context);
   Status CheckTensor(const torch::Tensor& t, const char* call) const;
   // Waits for the stream, then asks NCCL whether the communicator failed asynchronously.
   Status Finish(const char* call);

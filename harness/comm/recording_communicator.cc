@@ -7,12 +7,12 @@
 namespace lockstep {
 
 RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener,
-                                             TrainingHooks* hooks)
-    : RecordingCommunicator(std::move(inner), listener, hooks, std::make_shared<std::atomic<int64_t>>(0)) {}
+                                             CollectiveInterceptor* interceptor)
+    : RecordingCommunicator(std::move(inner), listener, interceptor, std::make_shared<std::atomic<int64_t>>(0)) {}
 
 RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener,
-                                             TrainingHooks* hooks, std::shared_ptr<std::atomic<int64_t>> step)
-    : inner_(std::move(inner)), listener_(listener), hooks_(hooks), step_(std::move(step)) {}
+                                             CollectiveInterceptor* interceptor, std::shared_ptr<std::atomic<int64_t>> step)
+    : inner_(std::move(inner)), listener_(listener), interceptor_(interceptor), step_(std::move(step)) {}
 
 CollectiveFingerprint RecordingCommunicator::Fingerprint(CollectiveOp op, const torch::Tensor* tensor, int root,
                                                          const ReduceOp* reduce) {
@@ -34,7 +34,7 @@ template <typename Call>
 Status RecordingCommunicator::Record(const CollectiveFingerprint& fp, Call&& call) {
   // The hook runs before the begin record: a rank that a hang injection blocks here never
   // entered the collective, and its trace must say so.
-  const bool run = hooks_ == nullptr || hooks_->BeforeCollective(fp, step());
+  const bool run = interceptor_ == nullptr || interceptor_->BeforeCollective(fp, step());
   if (listener_ != nullptr) listener_->OnCollectiveBegin(fp);
   Status status = run ? call() : Status(StatusCode::kOk, kSkippedNote);
   if (listener_ != nullptr) listener_->OnCollectiveEnd(fp, status);
@@ -68,7 +68,7 @@ Status RecordingCommunicator::Barrier() {
 
 Result<std::unique_ptr<Communicator>> RecordingCommunicator::Split(int color, int key, const std::string& name) {
   LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> child, inner_->Split(color, key, name));
-  return std::unique_ptr<Communicator>(new RecordingCommunicator(std::move(child), listener_, hooks_, step_));
+  return std::unique_ptr<Communicator>(new RecordingCommunicator(std::move(child), listener_, interceptor_, step_));
 }
 
 }  // namespace lockstep

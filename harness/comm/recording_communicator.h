@@ -1,6 +1,6 @@
 // A decorator over any Communicator (like c10d's ProcessGroupWrapper): numbers every collective
 // per group (seq from 0), builds its CollectiveFingerprint, tells a CollectiveListener before and
-// after the backend runs it, and gives TrainingHooks a chance to skip it on this rank (a fault
+// after the backend runs it, and gives a CollectiveInterceptor a chance to skip it on this rank (a fault
 // injection). The trace records these fingerprints; collective_order compares them across ranks.
 #pragma once
 
@@ -9,16 +9,16 @@
 #include <memory>
 #include <string>
 
+#include "harness/comm/collective_interceptor.h"
 #include "harness/comm/collective_listener.h"
 #include "harness/comm/communicator.h"
-#include "harness/trainer/training_hooks.h"
 
 namespace lockstep {
 
 class RecordingCommunicator final : public Communicator {
  public:
-  // `listener` and `hooks` may be null and must outlive this communicator and its Split children.
-  RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener, TrainingHooks* hooks);
+  // `listener` and `interceptor` may be null and must outlive this communicator and its Split children.
+  RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener, CollectiveInterceptor* interceptor);
 
   // The optimizer step the next collectives belong to (0: initialization). Shared with every
   // communicator Split from this one, so the trainer sets it once per step.
@@ -41,11 +41,11 @@ class RecordingCommunicator final : public Communicator {
   // The child is a RecordingCommunicator too, with its own seq counter and the shared step.
   Result<std::unique_ptr<Communicator>> Split(int color, int key, const std::string& name) override;
 
-  // The note an ok end status carries when hooks skipped the collective on this rank.
+  // The note an ok end status carries when the interceptor skipped the collective on this rank.
   static constexpr const char* kSkippedNote = "skipped on this rank by a fault-injection hook";
 
  private:
-  RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener, TrainingHooks* hooks,
+  RecordingCommunicator(std::unique_ptr<Communicator> inner, CollectiveListener* listener, CollectiveInterceptor* interceptor,
                         std::shared_ptr<std::atomic<int64_t>> step);
   CollectiveFingerprint Fingerprint(CollectiveOp op, const torch::Tensor* tensor, int root,
                                     const ReduceOp* reduce);
@@ -54,7 +54,7 @@ class RecordingCommunicator final : public Communicator {
 
   std::unique_ptr<Communicator> inner_;
   CollectiveListener* listener_;
-  TrainingHooks* hooks_;
+  CollectiveInterceptor* interceptor_;
   std::shared_ptr<std::atomic<int64_t>> step_;
   uint64_t next_seq_ = 0;
 };

@@ -27,7 +27,7 @@ class ListenerForTest : public CollectiveListener {
 };
 
 // Skips the collectives whose (group, seq) it is told to, and remembers the steps it saw.
-class SkippingHooks : public TrainingHooks {
+class SkippingHooks : public CollectiveInterceptor {
  public:
   SkippingHooks(std::string group, uint64_t seq) : group_(std::move(group)), seq_(seq) {}
   bool BeforeCollective(const CollectiveFingerprint& fp, int64_t step) override {

@@ -11,13 +11,6 @@ namespace {
 
 using TensorKey = std::pair<TensorKind, std::string>;
 
-// A rank's steps by number. A trace written twice for one step (it should not be) keeps the last.
-std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
-  std::map<int64_t, const StepRecord*> steps;
-  for (const StepRecord& s : trace.steps) steps[s.step] = &s;
-  return steps;
-}
-
 std::map<TensorKey, const TensorRecord*> TensorsByKey(const StepRecord& step) {
   std::map<TensorKey, const TensorRecord*> tensors;
   for (const TensorRecord& t : step.tensors) tensors.emplace(TensorKey{t.kind, t.name}, &t);
@@ -61,7 +54,8 @@ std::vector<int> TensorDifference::Ranks() const {
   return ranks;
 }
 
-ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, const std::vector<RankTrace>& b) {
+ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, const std::vector<RankTrace>& b,
+                        const DiffOptions& options) {
   ScenarioDiff result;
   result.id = id;
   result.ranks_a = static_cast<int>(a.size());
@@ -104,6 +98,8 @@ ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, 
       const bool in_a = ia != steps_a[r].end(), in_b = ib != steps_b[r].end();
       if (!in_a && !in_b) continue;
       if (in_a != in_b) {
+        const RankTrace& without = in_a ? b[r] : a[r];
+        if (!options.gaps_of_unfinished_ranks && !without.footer) continue;
         c.diff.gaps.push_back({r, !in_a, last_step(in_a ? steps_b[r] : steps_a[r])});
         continue;
       }

@@ -87,8 +87,16 @@ struct ScenarioDiff {
   }
 };
 
+struct DiffOptions {
+  // false: a step that one run did not record on a rank is a difference only when that rank's
+  // trace there ended cleanly (a footer). A run cut short by a crash or a kill lacks its later
+  // steps; the `determinism` checker leaves that to `crash` and `hang`. `lockstep diff` shows it.
+  bool gaps_of_unfinished_ranks = true;
+};
+
 // Compares rank r of `a` with rank r of `b` for every rank both runs have (a world size mismatch
 // is a difference of its own, noted, and the common ranks are still compared).
-ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, const std::vector<RankTrace>& b);
+ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, const std::vector<RankTrace>& b,
+                        const DiffOptions& options = DiffOptions());
 
 }  // namespace lockstep

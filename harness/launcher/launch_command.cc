@@ -11,6 +11,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "harness/trace/trace_writer.h"
+
 namespace lockstep {
 namespace {
 
@@ -70,7 +72,7 @@ std::filesystem::path RankLogPath(const std::filesystem::path& log_dir, int rank
 }
 
 std::filesystem::path RankTracePath(const std::filesystem::path& trace_dir, int rank) {
-  return trace_dir / ("rank-" + std::to_string(rank) + ".trace");
+  return trace_dir / TraceFileName(rank);
 }
 
 std::filesystem::path LauncherLogPath(const std::filesystem::path& log_dir) { return log_dir / "launcher.log"; }

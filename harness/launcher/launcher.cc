@@ -566,21 +566,29 @@ LaunchReport LaunchRun::Run() {
 
 }  // namespace
 
+// The one table of launcher names, read both ways (flags, report.json's context.launcher).
+constexpr std::pair<LauncherKind, const char*> kLauncherNames[] = {
+    {LauncherKind::kMpirun, "mpirun"}, {LauncherKind::kSrun, "srun"}, {LauncherKind::kLocal, "local"},
+    {LauncherKind::kNone, "none"}};
+
 const char* ToString(LauncherKind kind) {
-  switch (kind) {
-    case LauncherKind::kMpirun: return "mpirun";
-    case LauncherKind::kSrun: return "srun";
-    case LauncherKind::kLocal: return "local";
-    case LauncherKind::kNone: return "none";
+  for (const auto& [value, name] : kLauncherNames) {
+    if (value == kind) return name;
   }
   return "unknown";
 }
 
 std::optional<LauncherKind> LauncherKindFromString(const std::string& name) {
-  for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone}) {
-    if (name == ToString(k)) return k;
+  for (const auto& [value, text] : kLauncherNames) {
+    if (name == text) return value;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> LauncherKindNames() {
+  std::vector<std::string> names;
+  for (const auto& row : kLauncherNames) names.emplace_back(row.second);
+  return names;
 }
 
 Result<LaunchReport> Launch(const LaunchSpec& in, const ProgressCallback& on_progress) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
-#include "harness/launcher/launch_report.h"
+#include "harness/result/launch_report.h"
 
 namespace lockstep {
 
@@ -24,6 +24,7 @@ enum class LauncherKind {
 };
 const char* ToString(LauncherKind kind);
 std::optional<LauncherKind> LauncherKindFromString(const std::string& name);
+std::vector<std::string> LauncherKindNames();  // in table order, for flags
 
 // Every process of a launch carries LOCKSTEP_LAUNCH_ID=<id> in its environment, so that the
 // launcher finds (and tests can assert the absence of) processes that left its process tree.

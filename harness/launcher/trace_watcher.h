@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/launcher/launch_report.h"
+#include "harness/result/launch_report.h"
 #include "harness/launcher/launcher.h"
 
 namespace lockstep {

@@ -6,6 +6,7 @@
 
 #include "harness/core/lifeline.h"
 #include "harness/rank/rank_program.h"
+#include "harness/scenario/scenario.h"
 
 int main(int argc, char** argv) {
   // First of all: a rank must not outlive the `lockstep run` that started it, even a SIGKILLed one.
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
                "run the 1-rank reference that computes the global batch in the N ranks' pieces (noise measurement)")
       ->excludes(reference);
   app.add_option("--backend", options.backend, "override the scenario's backend")
-      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+      ->check(CLI::IsMember(lockstep::NameList<lockstep::Backend>()));
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
   int64_t stop_after_step = 0;
   std::string dump_dir;

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <memory>
 
@@ -30,6 +32,14 @@ void MakeReference(Scenario& s, bool split) {
   s.slices = 1;
   s.inject.clear();
   s.expect_fail.clear();
+}
+
+// The trace header's scenario_digest (docs/TRACE.md#header): XXH3-128 of the scenario file's bytes.
+Result<std::string> ScenarioFileDigest(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in && !in.eof()) return InternalError(file.string() + ": cannot read the scenario file for its digest");
+  return DigestChunk(bytes.data(), bytes.size()).ToHex();
 }
 
 class Rank {
@@ -71,9 +81,9 @@ class Rank {
                                   ": the scenario has only " + std::to_string(scenario_.steps) + " steps");
     }
     if (!options_.backend.empty()) {
-      scenario_.backend = options_.backend == "gloo" ? Backend::kGloo
-                          : options_.backend == "nccl" ? Backend::kNccl
-                                                       : Backend::kMpi;
+      std::optional<Backend> backend = FromString<Backend>(options_.backend);
+      if (!backend) return InvalidArgumentError("--backend " + options_.backend + ": no such backend");
+      scenario_.backend = *backend;
     }
 
     torch::set_num_threads(1);  // ranks share the cores; intra-op threads would oversubscribe
@@ -118,6 +128,7 @@ class Rank {
       LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step));
       LOCKSTEP_RETURN_IF_ERROR(Record(step, &stats));
     }
+    LOCKSTEP_RETURN_IF_ERROR(discovery_write_);
     return recorder_->status();
   }
 
@@ -139,15 +150,22 @@ class Rank {
                                            : options_.reference     ? "#reference"
                                                                     : "");
     header.versions = BuildInfoMap();
-    LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / ("rank-" + std::to_string(rank_) + ".trace"), header));
+    LOCKSTEP_ASSIGN_OR_RETURN(header.scenario_digest, ScenarioFileDigest(options_.scenario_file));
+    LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / TraceFileName(rank_), header));
     recorder_ = std::make_unique<StepRecorder>(writer_.get());
     // Discovery already ran once before the trace existed: record it, then every later call live.
     for (const auto& call : DiscoveryCalls()) LOCKSTEP_RETURN_IF_ERROR(writer_->WriteDiscovery(call));
-    SetDiscoveryObserver([w = writer_.get()](const DiscoveryRecord& r) { (void)w->WriteDiscovery(r); });
+    // The observer cannot return an error: the first failed write is kept and ends the run at the
+    // next step record, so a discovery that the trace missed never passes as "called once".
+    SetDiscoveryObserver([this](const DiscoveryRecord& r) {
+      Status written = writer_->WriteDiscovery(r);
+      if (!written.ok() && discovery_write_.ok()) discovery_write_ = written.WithContext("discovery record");
+    });
     return Status::Ok();
   }
 
   Status Record(int64_t step, const StepStats* stats) {
+    LOCKSTEP_RETURN_IF_ERROR(discovery_write_);
     LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
     steps_completed_ = step;
@@ -199,6 +217,7 @@ class Rank {
   int64_t steps_completed_ = 0;
   bool stopped_early_ = false;
   std::string stop_reason_;
+  Status discovery_write_;  // the first failed write of a discovery record (see OpenTrace)
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "checkers/finding.h"
+#include "harness/result/finding.h"
 
 namespace lockstep {
 

@@ -326,12 +326,10 @@ Status ReadFinding(const Reader& r, const Json& j, const std::string& path, Find
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, "checker", path, &f->checker));
   std::string outcome;
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, "outcome", path, &outcome));
-  if (outcome == "fail" || outcome.empty()) {
+  if (outcome.empty()) {
     f->outcome = FindingOutcome::kFail;
-  } else if (outcome == "expected") {
-    f->outcome = FindingOutcome::kExpected;
-  } else if (outcome == "error") {
-    f->outcome = FindingOutcome::kError;
+  } else if (std::optional<FindingOutcome> parsed = FindingOutcomeFromString(outcome)) {
+    f->outcome = *parsed;
   } else {
     return r.Error(Reader::Join(path, "outcome"), "unknown finding outcome \"" + outcome + "\" (fail, expected, error)");
   }

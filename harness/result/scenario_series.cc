@@ -12,14 +12,6 @@
 namespace lockstep {
 namespace {
 
-// Same text as Digest128::ToHex (32 lowercase hex digits). Formatted here so that the result
-// library stays free of the trace library (and whatever the digest code links).
-std::string DigestHex(const Digest128& d) {
-  char buf[33];
-  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64, d.high, d.low);
-  return buf;
-}
-
 std::string TensorLabel(const TensorRecord& t) {
   return t.kind == TensorKind::kGrad ? t.name + " (grad)" : t.name;
 }
@@ -96,7 +88,7 @@ ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_dive
       DivergenceCell cell;
       cell.step = series.steps[i];
       cell.tensor = series.tensors[label];
-      for (auto& [group_ranks, digest] : groups) cell.groups.emplace_back(std::move(group_ranks), DigestHex(digest));
+      for (auto& [group_ranks, digest] : groups) cell.groups.emplace_back(std::move(group_ranks), digest.ToHex());
       series.divergent_cells.push_back(std::move(cell));
     }
   }

@@ -100,7 +100,7 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 
 std::string PlatformFingerprint(const std::string& backend) {
   const BuildInfo& b = GetBuildInfo();
-  const std::string device = backend == "nccl" ? "gpu" : "cpu-" + Slug(CpuModel());
+  const std::string device = backend == ToString(Backend::kNccl) ? "gpu" : "cpu-" + Slug(CpuModel());
   return "libtorch-" + b.torch_version + "_" + backend + "_" + device;
 }
 

@@ -1,69 +1,58 @@
 #include "harness/scenario/scenario.h"
 
 namespace lockstep {
+namespace {
 
-const char* ToString(Backend v) {
-  switch (v) {
-    case Backend::kMpi: return "mpi";
-    case Backend::kGloo: return "gloo";
-    case Backend::kNccl: return "nccl";
+// The name of `value` in its table; every enum value has a row (scenario_loader_test checks it).
+template <typename Enum>
+const char* NameOf(Enum value) {
+  for (const auto& [text, v] : NamesOf<Enum>()) {
+    if (v == value) return text.data();
   }
   return "unknown";
 }
 
-const char* ToString(ModelKind v) {
-  switch (v) {
-    case ModelKind::kMlp: return "mlp";
-    case ModelKind::kTransformer: return "transformer";
-  }
-  return "unknown";
+}  // namespace
+
+// The order is the one error messages list the choices in.
+template <>
+const NameTable<Backend>& NamesOf<Backend>() {
+  static const NameTable<Backend> kTable = {{"mpi", Backend::kMpi}, {"gloo", Backend::kGloo}, {"nccl", Backend::kNccl}};
+  return kTable;
+}
+template <>
+const NameTable<ModelKind>& NamesOf<ModelKind>() {
+  static const NameTable<ModelKind> kTable = {{"mlp", ModelKind::kMlp}, {"transformer", ModelKind::kTransformer}};
+  return kTable;
+}
+template <>
+const NameTable<AttentionKind>& NamesOf<AttentionKind>() {
+  static const NameTable<AttentionKind> kTable = {
+      {"naive", AttentionKind::kNaive}, {"flash", AttentionKind::kFlash}, {"sdpa", AttentionKind::kSdpa}};
+  return kTable;
+}
+template <>
+const NameTable<NormKind>& NamesOf<NormKind>() {
+  static const NameTable<NormKind> kTable = {
+      {"layernorm", NormKind::kLayerNorm}, {"batchnorm", NormKind::kBatchNorm}, {"none", NormKind::kNone}};
+  return kTable;
+}
+template <>
+const NameTable<ParallelMode>& NamesOf<ParallelMode>() {
+  static const NameTable<ParallelMode> kTable = {{"ddp", ParallelMode::kDdp}, {"zero1", ParallelMode::kZero1}};
+  return kTable;
+}
+template <>
+const NameTable<OptimizerKind>& NamesOf<OptimizerKind>() {
+  static const NameTable<OptimizerKind> kTable = {{"sgd", OptimizerKind::kSgd}, {"adamw", OptimizerKind::kAdamW}};
+  return kTable;
 }
 
-const char* ToString(AttentionKind v) {
-  switch (v) {
-    case AttentionKind::kNaive: return "naive";
-    case AttentionKind::kFlash: return "flash";
-    case AttentionKind::kSdpa: return "sdpa";
-  }
-  return "unknown";
-}
-
-const char* ToString(NormKind v) {
-  switch (v) {
-    case NormKind::kNone: return "none";
-    case NormKind::kLayerNorm: return "layernorm";
-    case NormKind::kBatchNorm: return "batchnorm";
-  }
-  return "unknown";
-}
-
-const char* ToString(ParallelMode v) {
-  switch (v) {
-    case ParallelMode::kDdp: return "ddp";
-    case ParallelMode::kZero1: return "zero1";
-  }
-  return "unknown";
-}
-
-const char* ToString(OptimizerKind v) {
-  switch (v) {
-    case OptimizerKind::kSgd: return "sgd";
-    case OptimizerKind::kAdamW: return "adamw";
-  }
-  return "unknown";
-}
-
-std::vector<std::string> DefaultChecks(const Scenario& scenario) {
-  std::vector<std::string> checks = {"replica_weights", "synced_grads",    "optimizer_state",
-                                     "buffers",         "collective_order", "discovery_count",
-                                     "finite",          "hang",             "crash"};
-  // The 1-rank reference only means something when the N-rank run must reproduce it: dropout
-  // masks and per-rank BatchNorm statistics depend on the split, and an injection changes the
-  // run on purpose.
-  const bool comparable = scenario.ranks > 1 && scenario.model.dropout == 0.0 &&
-                          scenario.model.norm != NormKind::kBatchNorm && scenario.inject.empty();
-  if (comparable) checks.push_back("reference");
-  return checks;
-}
+const char* ToString(Backend v) { return NameOf(v); }
+const char* ToString(ModelKind v) { return NameOf(v); }
+const char* ToString(AttentionKind v) { return NameOf(v); }
+const char* ToString(NormKind v) { return NameOf(v); }
+const char* ToString(ParallelMode v) { return NameOf(v); }
+const char* ToString(OptimizerKind v) { return NameOf(v); }
 
 }  // namespace lockstep

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lockstep {
@@ -17,6 +19,35 @@ enum class AttentionKind { kNaive, kFlash, kSdpa };
 enum class NormKind { kNone, kLayerNorm, kBatchNorm };
 enum class ParallelMode { kDdp, kZero1 };
 enum class OptimizerKind { kSgd, kAdamW };
+
+// Each enum's names: one table, read both ways (ToString, FromString<E>), also by the loader,
+// the CLI's flags and lockstep-rank. Adding a value means adding its row here and nowhere else.
+template <typename Enum>
+using NameTable = std::vector<std::pair<std::string_view, Enum>>;
+template <typename Enum>
+const NameTable<Enum>& NamesOf();
+template <> const NameTable<Backend>& NamesOf<Backend>();
+template <> const NameTable<ModelKind>& NamesOf<ModelKind>();
+template <> const NameTable<AttentionKind>& NamesOf<AttentionKind>();
+template <> const NameTable<NormKind>& NamesOf<NormKind>();
+template <> const NameTable<ParallelMode>& NamesOf<ParallelMode>();
+template <> const NameTable<OptimizerKind>& NamesOf<OptimizerKind>();
+
+template <typename Enum>
+std::optional<Enum> FromString(std::string_view name) {
+  for (const auto& [text, value] : NamesOf<Enum>()) {
+    if (text == name) return value;
+  }
+  return std::nullopt;
+}
+
+// The names in table order, for a command-line flag's choices ("mpi", "gloo", "nccl").
+template <typename Enum>
+std::vector<std::string> NameList() {
+  std::vector<std::string> names;
+  for (const auto& row : NamesOf<Enum>()) names.emplace_back(row.first);
+  return names;
+}
 
 const char* ToString(Backend v);
 const char* ToString(ModelKind v);
@@ -108,7 +139,7 @@ struct Scenario {
   DataSpec data;
   ParallelSpec parallel;
   OptimizerSpec optimizer;
-  std::vector<std::string> checks;   // resolved: never empty after loading
+  std::vector<std::string> checks;   // resolved: LoadOptions::default_checks when absent
   bool checks_defaulted = true;      // `checks:` was absent
   std::vector<Injection> inject;
   std::vector<ExpectedFinding> expect_fail;
@@ -116,8 +147,5 @@ struct Scenario {
   Tolerances tolerances;
   SourceLocation location;      // the file, line 1
 };
-
-// The checks that fit a scenario when it names none (docs/SCENARIOS.md#checks).
-std::vector<std::string> DefaultChecks(const Scenario& scenario);
 
 }  // namespace lockstep

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +37,13 @@ struct LoadOptions {
   bool sdpa_available = false;  // at::scaled_dot_product_attention exists (LibTorch >= 2.0)
   bool nccl_available = false;  // informational: `backend: nccl` without NCCL is a skip at run time
   std::string torch_version = "unknown";  // named in the message that rejects `attention: sdpa`
+  // The checker vocabulary comes from the caller (the CLI passes the checker registry's,
+  // checkers/checker_registry.h): scenario/ knows no checker itself. `checker_names` are the
+  // names `checks:` and `expect: fail` may use; unset, names are taken as written (lockstep-rank
+  // runs scenarios that `lockstep run` validated). `default_checks` gives the checks of a scenario
+  // without `checks:`; unset, it has none.
+  std::optional<std::vector<std::string>> checker_names;
+  std::function<std::vector<std::string>(const Scenario&)> default_checks;
 };
 
 // Loads and validates one scenario file. On failure the returned status says how many errors

@@ -1,5 +1,7 @@
 #include "harness/trace/trace_record.h"
 
+#include <utility>
+
 namespace lockstep {
 namespace {
 
@@ -34,19 +36,34 @@ std::optional<Digest128> Digest128::FromHex(const std::string& hex) {
   return d;
 }
 
+std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
+  std::map<int64_t, const StepRecord*> steps;
+  for (const StepRecord& s : trace.steps) steps[s.step] = &s;
+  return steps;
+}
+
+namespace {
+
+// The one table of tensor kind names (the trace's "kind" field), read both ways.
+constexpr std::pair<TensorKind, const char*> kTensorKindNames[] = {
+    {TensorKind::kParam, "param"},
+    {TensorKind::kGrad, "grad"},
+    {TensorKind::kBuffer, "buffer"},
+    {TensorKind::kOptimizerState, "optimizer_state"},
+};
+
+}  // namespace
+
 const char* ToString(TensorKind kind) {
-  switch (kind) {
-    case TensorKind::kParam: return "param";
-    case TensorKind::kGrad: return "grad";
-    case TensorKind::kBuffer: return "buffer";
-    case TensorKind::kOptimizerState: return "optimizer_state";
+  for (const auto& [value, name] : kTensorKindNames) {
+    if (value == kind) return name;
   }
   return "unknown";
 }
 
 std::optional<TensorKind> TensorKindFromString(const std::string& s) {
-  for (TensorKind k : {TensorKind::kParam, TensorKind::kGrad, TensorKind::kBuffer, TensorKind::kOptimizerState}) {
-    if (s == ToString(k)) return k;
+  for (const auto& [value, name] : kTensorKindNames) {
+    if (s == name) return value;
   }
   return std::nullopt;
 }

@@ -101,4 +101,8 @@ struct RankTrace {
   std::vector<std::string> log_tail;  // last lines the rank printed (stderr/stdout), if kept
 };
 
+// A rank's steps by number, for comparing steps across ranks or runs. A step recorded twice (it
+// should not be) keeps the last record.
+std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace);
+
 }  // namespace lockstep

@@ -13,15 +13,15 @@
 #include <cstdint>
 #include <string>
 
+#include "harness/comm/collective_interceptor.h"
+
 namespace torch::nn {
 class Module;
 }
 
 namespace lockstep {
 
-struct CollectiveFingerprint;
-
-class TrainingHooks {
+class TrainingHooks : public CollectiveInterceptor {
  public:
   virtual ~TrainingHooks() = default;
 
@@ -37,7 +37,7 @@ class TrainingHooks {
   // Whether micro-step `micro` (0-based) of `grad_accum` is the one that syncs gradients.
   virtual bool SyncOnMicroStep(int64_t /*step*/, int micro, int grad_accum) { return micro == grad_accum - 1; }
   // Before each collective: the wrapper calls this; a hang injection never returns.
-  virtual bool BeforeCollective(const CollectiveFingerprint& /*fp*/, int64_t /*step*/) { return true; }
+  bool BeforeCollective(const CollectiveFingerprint& /*fp*/, int64_t /*step*/) override { return true; }
   // After the gradient sync of a step: issue an extra collective on this rank?
   virtual bool ExtraCollective(int64_t /*step*/) { return false; }
   // The synced gradient this rank applies.

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <utility>
 
-#include "checkers/checker_names.h"
 #include "harness/scenario/internal/edit_distance.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/scenario_limits.h"
@@ -34,25 +33,26 @@ const std::vector<std::string_view> kToleranceKeys = {"reference_rtol", "referen
 // Keys that describe one scenario only; a defaults file may not set them.
 const std::vector<std::string_view> kPerScenarioKeys = {"name", "inject", "expect"};
 
-const std::vector<std::pair<std::string_view, Backend>> kBackends = {
-    {"mpi", Backend::kMpi}, {"gloo", Backend::kGloo}, {"nccl", Backend::kNccl}};
-const std::vector<std::pair<std::string_view, ModelKind>> kModelKinds = {
-    {"mlp", ModelKind::kMlp}, {"transformer", ModelKind::kTransformer}};
-const std::vector<std::pair<std::string_view, AttentionKind>> kAttentionKinds = {
-    {"naive", AttentionKind::kNaive}, {"flash", AttentionKind::kFlash}, {"sdpa", AttentionKind::kSdpa}};
-const std::vector<std::pair<std::string_view, NormKind>> kNormKinds = {
-    {"layernorm", NormKind::kLayerNorm}, {"batchnorm", NormKind::kBatchNorm}, {"none", NormKind::kNone}};
-const std::vector<std::pair<std::string_view, ParallelMode>> kParallelModes = {
-    {"ddp", ParallelMode::kDdp}, {"zero1", ParallelMode::kZero1}};
-const std::vector<std::pair<std::string_view, OptimizerKind>> kOptimizerKinds = {
-    {"sgd", OptimizerKind::kSgd}, {"adamw", OptimizerKind::kAdamW}};
+const NameTable<Backend>& kBackends = NamesOf<Backend>();
+const NameTable<ModelKind>& kModelKinds = NamesOf<ModelKind>();
+const NameTable<AttentionKind>& kAttentionKinds = NamesOf<AttentionKind>();
+const NameTable<NormKind>& kNormKinds = NamesOf<NormKind>();
+const NameTable<ParallelMode>& kParallelModes = NamesOf<ParallelMode>();
+const NameTable<OptimizerKind>& kOptimizerKinds = NamesOf<OptimizerKind>();
 
 // Values the trainer holds as float32: a positive one must be a normal float, any one finite.
 constexpr RealRange kPositiveFloat{kMinPositiveFloat, true, kMaxFloat, true};
 constexpr RealRange kNonNegativeFloat{0, true, kMaxFloat, true};
 constexpr IntRange kNonNegativeInt{0, INT_MAX};
 
-std::vector<std::string_view> CheckerNames() { return {kCheckerNames.begin(), kCheckerNames.end()}; }
+// A checker name: one of the caller's vocabulary, or any text when it passed none.
+std::optional<std::string> ReadCheckerName(const YamlField& field, const LoadOptions& options, YamlReader& reader) {
+  if (!options.checker_names) return reader.ReadString(field);
+  const std::vector<std::string_view> names(options.checker_names->begin(), options.checker_names->end());
+  std::optional<std::size_t> index = reader.ReadChoice(field, names, "checker", false);
+  if (!index) return std::nullopt;
+  return std::string(names[*index]);
+}
 
 std::vector<std::string_view> InjectionKindNames() {
   std::vector<std::string_view> names;
@@ -279,18 +279,17 @@ void ScenarioBuilder::ApplyChecks(const YamlField& field, YamlReader& reader) {
     rejected_.insert(field.path);
     return;
   }
-  const std::vector<std::string_view> names = CheckerNames();
   std::vector<std::string> checks;
   std::vector<SourceLocation> where;
   bool ok = true;
   for (std::size_t i = 0; i < field.value.size(); ++i) {
     YamlField e = field.Element(i, field.value[i]);
-    std::optional<std::size_t> index = reader.ReadChoice(e, names, "checker", false);
-    if (!index) {
+    std::optional<std::string> read = ReadCheckerName(e, options_, reader);
+    if (!read) {
       ok = false;
       continue;
     }
-    std::string name(names[*index]);
+    std::string name = std::move(*read);
     if (std::find(checks.begin(), checks.end(), name) != checks.end()) {
       reader.FieldError(e, "checker \"" + name + "\" is listed twice");
       ok = false;
@@ -434,7 +433,6 @@ void ScenarioBuilder::ApplyExpectFail(const YamlField& field, YamlReader& reader
     rejected_.insert(field.path);
     return;
   }
-  const std::vector<std::string_view> checkers = CheckerNames();
   for (std::size_t i = 0; i < field.value.size(); ++i) {
     YamlField e = field.Element(i, field.value[i]);
     ExpectedFinding expected;
@@ -453,8 +451,8 @@ void ScenarioBuilder::ApplyExpectFail(const YamlField& field, YamlReader& reader
     reader.ForEachEntry(e, kExpectFailKeys, false, [&](const YamlField& f) {
       if (f.name == "checker") {
         saw_checker = true;
-        if (std::optional<std::size_t> index = reader.ReadChoice(f, checkers, "checker", false)) {
-          expected.checker = std::string(checkers[*index]);
+        if (std::optional<std::string> checker = ReadCheckerName(f, options_, reader)) {
+          expected.checker = std::move(*checker);
           info.kind_at = reader.LocationOf(f);
         }
       } else if (f.name == "step") {
@@ -679,7 +677,9 @@ void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
     const ExpectedFinding& expected = s.expect_fail[i];
     if (!info.valid) continue;
     check_common(info, expected.step);
-    if (!Rejected("checks") &&
+    // Without `checks:` and without the caller's default set (lockstep-rank) the checks are unknown.
+    const bool checks_known = checks_set_ || static_cast<bool>(options_.default_checks);
+    if (!Rejected("checks") && checks_known &&
         std::find(s.checks.begin(), s.checks.end(), expected.checker) == s.checks.end()) {
       reader.Error(info.kind_at, info.path + ".checker: " + Quote(expected.checker) +
                                      " is not among the checks this scenario runs");
@@ -694,7 +694,7 @@ Scenario ScenarioBuilder::Finish(const std::string& file, const std::string& def
   CheckName(s, default_name, file_start, reader);
   CheckModel(s, file_start, reader);
   s.checks_defaulted = !checks_set_;
-  if (!checks_set_) s.checks = DefaultChecks(s);
+  if (!checks_set_ && options_.default_checks) s.checks = options_.default_checks(s);
   CheckEntries(s, reader);
   return s;
 }

@@ -1,4 +1,4 @@
-#include "harness/launcher/launch_report.h"
+#include "harness/result/launch_report.h"
 
 namespace lockstep {
 

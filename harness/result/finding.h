@@ -16,6 +16,7 @@ enum class FindingOutcome {
   kError,     // the checker could not judge (missing data); counts as a failure
 };
 const char* ToString(FindingOutcome outcome);
+std::optional<FindingOutcome> FindingOutcomeFromString(const std::string& s);
 
 struct Finding {
   std::string checker;
