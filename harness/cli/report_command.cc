@@ -50,11 +50,9 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env) {
             // Rendering must not destroy what it renders from: no output on the run's own files.
             std::vector<std::string> ids;
             for (const ScenarioResult& s : result->scenarios) ids.push_back(s.run_dir.empty() ? s.id : s.run_dir);
-            for (const auto& [flag, path] : {std::pair{"--junit", &flags->reports.junit},
-                                             std::pair{"--markdown", &flags->reports.markdown},
-                                             std::pair{"--html", &flags->reports.html}}) {
-              if (path->empty()) continue;
-              if (Status ok = CheckReportOutput(flags->dir, ids, flag, *path); !ok.ok()) {
+            for (const auto& [format, path] : flags->reports.files) {
+              if (path.empty()) continue;
+              if (Status ok = CheckReportOutput(flags->dir, ids, "--" + format, path); !ok.ok()) {
                 *env.err << "lockstep report: " << ok.message() << "\n";
                 return ExitCode::kUsageError;
               }

@@ -55,10 +55,9 @@ Status CheckOutputs(const RunFlags& flags, const std::vector<Scenario>& scenario
   std::vector<std::string> ids;
   for (const Scenario& s : scenarios) ids.push_back(s.name);
   std::vector<std::pair<std::string, std::string>> requested;
-  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"--junit", flags.reports.junit},
-                                   {"--markdown", flags.reports.markdown},
-                                   {"--html", flags.reports.html}}) {
+  for (const auto& [format, path] : flags.reports.files) {
     if (path.empty()) continue;
+    const std::string flag = "--" + format;
     LOCKSTEP_RETURN_IF_ERROR(CheckReportOutput(flags.out, ids, flag, path));
     for (const auto& [other_flag, other] : requested) {
       std::error_code ec;

@@ -1,5 +1,7 @@
 #include "harness/core/lifeline.h"
 
+#include "harness/core/proc_stat.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,28 +18,6 @@ namespace {
 // How often a rank looks: often enough that nothing outlives the harness by more than a second,
 // rarely enough to cost nothing.
 constexpr auto kWatchInterval = std::chrono::milliseconds(250);
-
-struct ProcStat {
-  char state = '?';
-  uint64_t start_time = 0;
-};
-
-std::optional<ProcStat> ReadStat(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  // The command name (field 2) is in parentheses and may itself hold spaces and ')'.
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
-  ProcStat stat;
-  std::string skip;
-  rest >> stat.state;
-  for (int field = 4; field <= 21; ++field) rest >> skip;
-  rest >> stat.start_time;
-  if (!rest) return std::nullopt;
-  return stat;
-}
 
 std::string HostName() {
   char host[256] = {};
@@ -67,7 +47,7 @@ std::optional<Lifeline> ParseLifeline(const std::string& value) {
 }  // namespace
 
 std::optional<uint64_t> ProcessStartTime(pid_t pid) {
-  std::optional<ProcStat> stat = ReadStat(pid);
+  std::optional<ProcStat> stat = ReadProcStat(pid);
   if (!stat) return std::nullopt;
   return stat->start_time;
 }
@@ -80,7 +60,7 @@ std::string LifelineOfThisProcess() {
 bool LifelineAlive(const std::string& lifeline) {
   auto parsed = ParseLifeline(lifeline);
   if (!parsed) return true;
-  std::optional<ProcStat> stat = ReadStat(parsed->pid);
+  std::optional<ProcStat> stat = ReadProcStat(parsed->pid);
   return stat && stat->state != 'Z' && stat->state != 'X' && stat->start_time == parsed->start_time;
 }
 

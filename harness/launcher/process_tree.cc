@@ -56,27 +56,7 @@ struct SpawnAttrs {
 
 }  // namespace
 
-std::optional<ProcInfo> ReadProcInfo(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  // The command name (field 2) is in parentheses and may itself hold spaces and ')'.
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
-  ProcInfo info;
-  info.pid = pid;
-  long long ppid = 0, pgrp = 0;
-  std::string skip;
-  rest >> info.state >> ppid >> pgrp;
-  // Fields 6..21 (session .. itrealvalue), then 22: starttime.
-  for (int field = 6; field <= 21; ++field) rest >> skip;
-  rest >> info.start_time;
-  if (!rest) return std::nullopt;
-  info.ppid = static_cast<pid_t>(ppid);
-  info.pgid = static_cast<pid_t>(pgrp);
-  return info;
-}
+std::optional<ProcInfo> ReadProcInfo(pid_t pid) { return ReadProcStat(pid); }
 
 std::vector<ProcInfo> ListProcesses() {
   std::vector<ProcInfo> out;

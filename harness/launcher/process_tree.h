@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/proc_stat.h"
 #include "harness/core/status.h"
 #include "harness/launcher/launch_command.h"
 
@@ -58,13 +59,7 @@ class ProcessTree {
 };
 
 // /proc helpers, public for tests and diagnostics.
-struct ProcInfo {
-  pid_t pid = 0;
-  pid_t ppid = 0;
-  pid_t pgid = 0;
-  char state = '?';            // 'R', 'S', 'Z', ...
-  uint64_t start_time = 0;     // clock ticks after boot: tells a reused pid from the original
-};
+using ProcInfo = ProcStat;
 std::optional<ProcInfo> ReadProcInfo(pid_t pid);
 std::vector<ProcInfo> ListProcesses();
 bool IsAlive(pid_t pid);  // exists and is not a zombie
