@@ -23,13 +23,18 @@ awk '/: Skipped$/ {getline reason; pending = reason; next}
 passed=$(grep -c "   Passed " ctest-output.log || true)
 failed=$(grep -cE "\*\*\*(Failed|Timeout|Exception)|Not Run" ctest-output.log || true)
 skipped=$(grep -c "\*\*\*Skipped" ctest-output.log || true)
-echo "ctest: $passed passed, $failed failed, $skipped skipped"
 
 # A short, bounded fuzz run of the readers of untrusted input (ci/fuzz.sh; 0 seconds skips it).
 # ctest has already replayed their seed corpus and every kept crash (fuzz_replay.*).
 fuzz_seconds=${LOCKSTEP_FUZZ_SECONDS:-10}
 if [[ $fuzz_seconds != 0 ]]; then
   cd "$root"
-  ci/fuzz.sh "$fuzz_seconds" || rc=1
+  if ! ci/fuzz.sh "$fuzz_seconds"; then
+    echo "fuzz: a fuzz target found a crash or did not build (above)"
+    rc=1
+  fi
 fi
+# The closing line CI reads: the plain count, last.
+echo
+echo "ctest: $passed passed, $failed failed, $skipped skipped"
 exit "$rc"
