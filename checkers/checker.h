@@ -33,6 +33,13 @@ class Checker {
   virtual ~Checker() = default;
   virtual std::string_view name() const = 0;
   virtual std::vector<Finding> Check(const CheckContext& context) const = 0;
+  // What the checker needs from a scenario file besides the traces (its companion runs, its
+  // tolerances, its golden file), or empty. `lockstep check` and `lockstep exec` have no scenario
+  // and skip such a checker, with this as the reason.
+  virtual std::string_view needs_scenario() const { return {}; }
+  // Whether it judges how the launcher saw the ranks end (crash, hang): `lockstep check` sees
+  // only the traces and skips it.
+  virtual bool needs_launch() const { return false; }
 };
 
 }  // namespace lockstep

@@ -12,6 +12,7 @@ namespace lockstep {
 class CrashChecker : public Checker {
  public:
   std::string_view name() const override { return "crash"; }
+  bool needs_launch() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

@@ -10,6 +10,7 @@ namespace lockstep {
 class DeterminismChecker : public Checker {
  public:
   std::string_view name() const override { return "determinism"; }
+  std::string_view needs_scenario() const override { return "a repeat run of the scenario"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

@@ -11,6 +11,9 @@ namespace lockstep {
 class DiscoveryCountChecker : public Checker {
  public:
   std::string_view name() const override { return "discovery_count"; }
+  std::string_view needs_scenario() const override {
+    return "lockstep-rank's discovery records and the scenario's expected_discovery_calls";
+  }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

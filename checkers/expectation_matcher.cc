@@ -111,4 +111,15 @@ ExpectationVerdict MatchExpectations(const std::vector<ExpectedFinding>& expecte
   return v;
 }
 
+Outcome CheckerOutcome(const std::string& checker, const std::vector<Finding>& findings) {
+  bool failed = false, expected = false, error = false;
+  for (const Finding& f : findings) {
+    if (f.checker != checker) continue;
+    failed |= f.outcome == FindingOutcome::kFail;
+    expected |= f.outcome == FindingOutcome::kExpected;
+    error |= f.outcome == FindingOutcome::kError;
+  }
+  return error ? Outcome::kError : failed ? Outcome::kFail : expected ? Outcome::kXfail : Outcome::kPass;
+}
+
 }  // namespace lockstep

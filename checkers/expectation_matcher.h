@@ -30,4 +30,9 @@ bool Matches(const ExpectedFinding& expected, const Finding& finding);
 //   - kError  all as for kXfail, but a checker could not judge (a kError finding).
 ExpectationVerdict MatchExpectations(const std::vector<ExpectedFinding>& expected, std::vector<Finding>& findings);
 
+// One checker's verdict (a JUnit testcase) from the findings after MatchExpectations: kError if it
+// could not judge, else kFail if one of its findings was not expected, else kXfail if it had
+// findings (all expected), else kPass.
+Outcome CheckerOutcome(const std::string& checker, const std::vector<Finding>& findings);
+
 }  // namespace lockstep

@@ -120,5 +120,16 @@ TEST(ExpectationMatcherTest, ErrorWhenACheckerCouldNotJudge) {
   EXPECT_EQ(findings[1].outcome, FindingOutcome::kError);
 }
 
+TEST(ExpectationMatcherTest, EachCheckersOutcomeComesFromItsOwnFindings) {
+  std::vector<Finding> findings = {MakeFinding("replica_weights", 3, {1}), MakeFinding("synced_grads", 2, {1}),
+                                   MakeFinding("golden", std::nullopt, {})};
+  findings[2].outcome = FindingOutcome::kError;
+  MatchExpectations({Expect("replica_weights", 3, {1})}, findings);
+  EXPECT_EQ(CheckerOutcome("replica_weights", findings), Outcome::kXfail);
+  EXPECT_EQ(CheckerOutcome("synced_grads", findings), Outcome::kFail);
+  EXPECT_EQ(CheckerOutcome("golden", findings), Outcome::kError);
+  EXPECT_EQ(CheckerOutcome("finite", findings), Outcome::kPass);
+}
+
 }  // namespace
 }  // namespace lockstep

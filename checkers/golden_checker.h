@@ -12,6 +12,7 @@ namespace lockstep {
 class GoldenChecker : public Checker {
  public:
   std::string_view name() const override { return "golden"; }
+  std::string_view needs_scenario() const override { return "the scenario's golden file and tolerance"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

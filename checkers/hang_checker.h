@@ -14,6 +14,7 @@ namespace lockstep {
 class HangChecker : public Checker {
  public:
   std::string_view name() const override { return "hang"; }
+  bool needs_launch() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

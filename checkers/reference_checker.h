@@ -32,6 +32,7 @@ inline constexpr double kNoiseMargin = 10.0;
 class ReferenceChecker : public Checker {
  public:
   std::string_view name() const override { return "reference"; }
+  std::string_view needs_scenario() const override { return "the scenario's 1-rank reference runs"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

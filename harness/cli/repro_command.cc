@@ -17,6 +17,7 @@
 #include "harness/launcher/launcher.h"
 #include "harness/launcher/process_tree.h"
 #include "harness/result/run_result_json.h"
+#include "harness/runner/lockstep_rank_program.h"
 
 namespace lockstep {
 namespace {
@@ -249,13 +250,13 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
             spec.startup_timeout_s = scenario->startup_timeout_s;
             spec.timeout_s = scenario->timeout_s;
             spec.mpirun_args = flags->mpirun_args;
-            spec.rank_command = {(env.program_dir / "lockstep-rank").string(),
-                                 "--scenario", file.string(),
-                                 "--trace-dir", spec.trace_dir.string(),
-                                 "--backend", backend,
-                                 "--stop-after-step", std::to_string(step),
-                                 "--dump-tensors", Join(patterns, ","),
-                                 "--dump-dir", tensors_dir.string()};
+            LockstepRankOptions rank;
+            rank.program = env.program_dir / "lockstep-rank";
+            rank.backend = FromString<Backend>(backend);
+            rank.repro = ReproTarget{step, patterns, tensors_dir};
+            Scenario located = *scenario;
+            located.location.file = file.string();
+            spec.rank_command = LockstepRankProgram(rank).Invocation(located, RankRun::kRepro, spec.trace_dir).argv;
             std::error_code ec;
             std::filesystem::remove_all(repro_dir, ec);  // an earlier repro: its tensors must not be compared
             std::filesystem::create_directories(spec.trace_dir, ec);

@@ -23,6 +23,10 @@ struct RunOptions {
   std::filesystem::path rank_program;       // bin/lockstep-rank
   std::filesystem::path fixtures_dir;       // for golden files
   std::string command_line;
+  // `lockstep exec`: the ranks run a program that is not lockstep's and there is no scenario file.
+  // Checkers that need one are skipped with their reason, and a launch in which a rank wrote no
+  // trace or none recorded a step is a harness error (nothing was checked), never a pass.
+  bool no_scenario_file = false;
 };
 
 }  // namespace lockstep

@@ -10,9 +10,11 @@
 #include <sstream>
 
 #include "checkers/checker_registry.h"
-#include "checkers/expectation_matcher.h"
+#include "checkers/checker_run.h"
 #include "harness/core/build_info.h"
+#include "harness/launcher/launch_command.h"
 #include "harness/result/scenario_series.h"
+#include "harness/runner/lockstep_rank_program.h"
 #include "harness/runner/run_directory.h"
 #include "harness/trace/trace_reader.h"
 
@@ -96,6 +98,44 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Why a launch of a program that is not lockstep's left nothing to check, or empty: a rank
+// without a trace never initialized torch.distributed (or the probe did not load), ranks without
+// a step record never stepped an optimizer.
+std::string NothingToCheck(const std::vector<RankTrace>& traces, const LaunchReport& launch,
+                           const std::filesystem::path& dir) {
+  auto exit_of = [&launch](int rank) {
+    for (const RankExit& e : launch.ranks) {
+      if (e.rank != rank) continue;
+      if (e.signal) return " (killed by signal " + std::to_string(*e.signal) + ")";
+      if (e.exit_code) return " (exited with code " + std::to_string(*e.exit_code) + ")";
+    }
+    return std::string();
+  };
+  std::vector<std::string> no_trace, no_step;
+  for (size_t r = 0; r < traces.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    if (traces[r].missing) no_trace.push_back("rank " + std::to_string(rank) + exit_of(rank));
+    else if (traces[r].steps.empty()) no_step.push_back("rank " + std::to_string(rank) + exit_of(rank));
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  };
+  const std::string logs = "; see " + (dir / "logs").string() + "/rank-<r>.log";
+  if (!no_trace.empty()) {
+    return "no trace from " + join(no_trace) +
+           ": the program never initialized torch.distributed, or the probe did not load (its messages start "
+           "with 'lockstep probe:')" + logs;
+  }
+  if (!no_step.empty()) {
+    return "no step recorded by " + join(no_step) +
+           ": the program initialized torch.distributed but never stepped an optimizer, so nothing was checked" +
+           logs;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string PlatformFingerprint(const std::string& backend) {
@@ -107,27 +147,34 @@ std::string PlatformFingerprint(const std::string& backend) {
 std::string PlatformFingerprint(const Scenario& scenario) { return PlatformFingerprint(ToString(scenario.backend)); }
 
 ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
-    : options_(std::move(options)), listener_(listener) {}
+    : options_(std::move(options)), listener_(listener), launcher_(&ProcessLauncher()) {
+  LockstepRankOptions rank;
+  rank.program = options_.rank_program;
+  rank.backend = options_.backend;
+  rank.fail_fast = options_.fail_fast;
+  owned_program_ = std::make_unique<LockstepRankProgram>(std::move(rank));
+  program_ = owned_program_.get();
+}
+
+ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener, const RankProgram& program,
+                               RankLauncher& launcher)
+    : options_(std::move(options)), listener_(listener), program_(&program), launcher_(&launcher) {}
 
 Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario& scenario,
-                                                                 const std::filesystem::path& dir,
-                                                                 const std::string& reference_flag,
-                                                                 bool report_progress) {
-  const bool reference = !reference_flag.empty();
+                                                                 const std::filesystem::path& dir, RankRun run) {
+  const bool one_rank = run == RankRun::kReference || run == RankRun::kReferenceSplit;
   LaunchSpec spec;
   spec.kind = options_.launcher;
-  spec.ranks = reference ? 1 : scenario.ranks;
+  spec.ranks = one_rank ? 1 : scenario.ranks;
   spec.trace_dir = dir / "traces";
   spec.log_dir = dir / "logs";
   spec.hang_timeout_s = scenario.hang_timeout_s;
   spec.startup_timeout_s = scenario.startup_timeout_s;
   spec.timeout_s = scenario.timeout_s;
   spec.mpirun_args = options_.mpirun_args;
-  spec.rank_command = {options_.rank_program.string(), "--scenario", scenario.location.file, "--trace-dir",
-                       spec.trace_dir.string()};
-  if (options_.backend) spec.rank_command.insert(spec.rank_command.end(), {"--backend", ToString(*options_.backend)});
-  if (reference) spec.rank_command.push_back(reference_flag);
-  if (options_.fail_fast && !reference) spec.rank_command.push_back("--fail-fast");
+  RankInvocation invocation = program_->Invocation(scenario, run, spec.trace_dir);
+  spec.rank_command = std::move(invocation.argv);
+  spec.env = std::move(invocation.env);
   // A previous run of the same scenario in this out dir; never a folder lockstep did not make.
   LOCKSTEP_RETURN_IF_ERROR(ResetScenarioDirectory(dir));
   std::error_code ec;
@@ -135,12 +182,12 @@ Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario&
   std::filesystem::create_directories(spec.log_dir, ec);
 
   ProgressCallback progress;
-  if (report_progress && listener_) {
+  if (run == RankRun::kMain && listener_) {
     progress = [this, &scenario](int rank, int64_t step) {
       if (rank == 0) listener_->OnProgress(scenario.name, step, scenario.steps);
     };
   }
-  LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, Launch(spec, progress));
+  LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, launcher_->Launch(spec, progress));
   LOCKSTEP_ASSIGN_OR_RETURN(std::vector<RankTrace> traces, ReadTraceDir(spec.trace_dir, spec.ranks));
   return LaunchOutput{std::move(report), std::move(traces)};
 }
@@ -173,19 +220,25 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     return r;
   };
 
-  if (scenario.backend == Backend::kNccl && !GetBuildInfo().have_nccl) {
+  if (options_.no_scenario_file) {
+    // The program picks its backend; the traces say which.
+    result.mode = "program";
+    result.backend.clear();
+  }
+
+  if (!options_.no_scenario_file && scenario.backend == Backend::kNccl && !GetBuildInfo().have_nccl) {
     result.outcome = Outcome::kSkipped;
     result.reason = "backend nccl: this build has no NCCL (configure with CUDA and NCCL present)";
     return finish(result);
   }
 
-  if (scenario.backend == Backend::kNccl && !GpuVisible()) {
+  if (!options_.no_scenario_file && scenario.backend == Backend::kNccl && !GpuVisible()) {
     result.outcome = Outcome::kSkipped;
     result.reason = "backend nccl: no GPU is visible on this machine (no /dev/nvidia0, or CUDA_VISIBLE_DEVICES hides them all)";
     return finish(result);
   }
   // Refused before any rank starts: plain processes have no MPI world to join.
-  if (scenario.backend == Backend::kMpi && options_.launcher == LauncherKind::kLocal) {
+  if (!options_.no_scenario_file && scenario.backend == Backend::kMpi && options_.launcher == LauncherKind::kLocal) {
     result.outcome = Outcome::kError;
     result.reason = "backend mpi cannot run under --launcher local: it starts plain processes with RANK/WORLD_SIZE, "
                     "which MPI does not read (use --launcher mpirun or srun, or backend gloo)";
@@ -193,7 +246,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   }
 
   const std::filesystem::path dir = options_.out_dir / scenario.name;
-  Result<LaunchOutput> run = LaunchRanks(scenario, dir, /*reference_flag=*/"", /*report_progress=*/true);
+  Result<LaunchOutput> run = LaunchRanks(scenario, dir, RankRun::kMain);
   if (!run.ok()) {
     result.outcome = Outcome::kError;
     result.reason = run.status().ToString();
@@ -201,7 +254,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   }
   const LaunchReport& launch = run->report;
   for (int r = 0; r < scenario.ranks; ++r) {
-    std::string tail = LogTail(dir / "logs" / ("rank-" + std::to_string(r) + ".log"), 40);
+    std::string tail = LogTail(RankLogPath(dir / "logs", r), 40);
     if (!tail.empty()) result.rank_logs[r] = tail;
   }
   switch (launch.ending) {
@@ -243,22 +296,37 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     default:
       break;
   }
+  if (options_.no_scenario_file) {
+    for (const RankTrace& t : run->traces) {
+      if (result.backend.empty()) result.backend = t.header.backend;
+      for (const StepRecord& s : t.steps) result.steps = std::max(result.steps, s.step);
+    }
+    // A program that is not lockstep's: without a trace or a step there is nothing to judge.
+    if (std::string nothing = NothingToCheck(run->traces, launch, dir); !nothing.empty()) {
+      result.outcome = Outcome::kError;
+      result.reason = nothing;
+      return finish(result);
+    }
+  }
 
   // Companion runs the checks need: the 1-rank reference and a repeat for determinism.
   std::optional<LaunchOutput> reference, reference_split, repeat;
-  std::vector<Finding> companion_errors;
+  CheckerRunOptions check_options;
   std::string interrupted_during;  // "reference", "reference-split" or "repeat"
-  auto companion = [&](const char* checker, const std::string& sub, const std::string& ref,
-                       std::optional<LaunchOutput>* out) {
-    if (!Contains(scenario.checks, checker)) return;
-    if (interrupted_) return;
-    Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, ref, false);
+  auto companion = [&](const char* checker, RankRun kind, std::optional<LaunchOutput>* out) {
+    if (!Contains(scenario.checks, checker) || interrupted_ || check_options.skip.count(checker)) return;
+    const std::string sub = ToString(kind);
+    if (!program_->Supports(kind)) {
+      check_options.skip[checker] = "the rank program cannot make the " + sub + " run it needs";
+      return;
+    }
+    Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, kind);
     if (r.ok() && r->report.ending == LaunchEnding::kClean) {
       *out = std::move(r).value();
       return;
     }
     if (r.ok() && r->report.ending == LaunchEnding::kInterrupted) {
-      // Not a finding of the reference checker: the whole run stops here, as for the main launch.
+      // Not a finding of the checker: the whole run stops here, as for the main launch.
       interrupted_ = true;
       interrupted_during = sub;
       return;
@@ -268,13 +336,19 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     f.outcome = FindingOutcome::kError;
     f.message = "the " + sub + " run did not complete: " +
                 (r.ok() ? std::string(ToString(r->report.ending)) + " " + r->report.message : r.status().ToString());
-    companion_errors.push_back(f);
+    check_options.findings_instead[checker].push_back(f);
   };
-  companion("reference", "reference", "--reference", &reference);
+  if (options_.no_scenario_file) {
+    for (const std::unique_ptr<Checker>& checker : MakeCheckers(scenario.checks)) {
+      std::string why = WhyNotWithoutScenario(*checker, /*have_launch=*/true);
+      if (!why.empty()) check_options.skip[std::string(checker->name())] = why;
+    }
+  }
+  companion("reference", RankRun::kReference, &reference);
   // The same global batch in the N ranks' pieces: its distance to the plain reference is the
   // rounding noise that `reference` derives its tolerance from.
-  companion("reference", "reference-split", "--reference-split", &reference_split);
-  companion("determinism", "repeat", "", &repeat);
+  companion("reference", RankRun::kReferenceSplit, &reference_split);
+  companion("determinism", RankRun::kRepeat, &repeat);
   if (!interrupted_during.empty()) {
     result.outcome = Outcome::kError;
     result.reason = "interrupted (SIGINT/SIGTERM) during the " + interrupted_during + " run; the ranks were stopped";
@@ -289,63 +363,31 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   context.fixtures_dir = options_.fixtures_dir;
   context.platform = PlatformFingerprint(scenario);
 
-  std::vector<Finding> findings;
-  for (const auto& name : scenario.checks) {
-    const auto checker_start = std::chrono::steady_clock::now();
-    CheckerVerdict verdict;
-    verdict.checker = name;
-    std::unique_ptr<Checker> checker = MakeChecker(name);
-    std::vector<Finding> found;
-    if (!checker) {
-      Finding f;
-      f.checker = name;
-      f.outcome = FindingOutcome::kError;
-      f.message = "no checker named '" + name + "'";
-      found.push_back(f);
-    } else {
-      bool companion_failed = false;
-      for (const auto& e : companion_errors) {
-        if (e.checker == name) {
-          found.push_back(e);
-          companion_failed = true;
-        }
-      }
-      if (!companion_failed) found = checker->Check(context);
-    }
-    verdict.duration_s = Since(checker_start);
-    findings.insert(findings.end(), found.begin(), found.end());
-    result.checkers.push_back(verdict);
-  }
-
-  ExpectationVerdict expectation = MatchExpectations(scenario.expect_fail, findings);
-  result.findings = std::move(findings);
-  result.outcome = expectation.outcome;
-  result.reason = expectation.reason;
-  // Each checker's own verdict, for JUnit's testcase-per-checker.
-  for (auto& verdict : result.checkers) {
-    bool failed = false, expected = false, error = false;
-    for (const auto& f : result.findings) {
-      if (f.checker != verdict.checker) continue;
-      failed |= f.outcome == FindingOutcome::kFail;
-      expected |= f.outcome == FindingOutcome::kExpected;
-      error |= f.outcome == FindingOutcome::kError;
-    }
-    verdict.outcome = error ? Outcome::kError : failed ? Outcome::kFail : expected ? Outcome::kXfail : Outcome::kPass;
-  }
+  CheckerRun checked = RunCheckers(scenario.checks, context, scenario.expect_fail, check_options);
+  result.findings = std::move(checked.findings);
+  result.checkers = std::move(checked.verdicts);
+  result.outcome = checked.expectation.outcome;
+  result.reason = checked.expectation.reason;
   result.series = BuildSeries(run->traces);
   return finish(result);
+}
+
+RunContext NewRunContext(const RunOptions& options) {
+  RunContext context;
+  context.versions = BuildInfoMap();
+  context.host = HostName();
+  context.git_sha = GetBuildInfo().git_sha;
+  context.backend = options.backend ? ToString(*options.backend) : "per-scenario";
+  context.launcher = ToString(options.launcher);
+  context.command_line = options.command_line;
+  context.started_at = Iso8601Now();
+  return context;
 }
 
 RunResult ScenarioRunner::RunAll(const std::vector<Scenario>& scenarios) {
   const auto start = std::chrono::steady_clock::now();
   RunResult run;
-  run.context.versions = BuildInfoMap();
-  run.context.host = HostName();
-  run.context.git_sha = GetBuildInfo().git_sha;
-  run.context.backend = options_.backend ? ToString(*options_.backend) : "per-scenario";
-  run.context.launcher = ToString(options_.launcher);
-  run.context.command_line = options_.command_line;
-  run.context.started_at = Iso8601Now();
+  run.context = NewRunContext(options_);
   if (listener_) listener_->OnRunStart(run.context, static_cast<int>(scenarios.size()));
   for (const auto& s : scenarios) {
     if (interrupted_) {

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "harness/result/run_result.h"
+#include "harness/runner/rank_launcher.h"
+#include "harness/runner/rank_program.h"
 #include "harness/runner/run_options.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trace/trace_record.h"
@@ -16,8 +19,10 @@ namespace lockstep {
 
 class ScenarioRunner {
  public:
-  // `listener` may be null.
+  // Runs bin/lockstep-rank (options.rank_program) through the real launcher. `listener` may be null.
   ScenarioRunner(RunOptions options, RunListener* listener);
+  // Runs `program` through `launcher`; both outlive the runner.
+  ScenarioRunner(RunOptions options, RunListener* listener, const RankProgram& program, RankLauncher& launcher);
 
   // Runs every scenario in order; after an interrupt the rest are skipped.
   RunResult RunAll(const std::vector<Scenario>& scenarios);
@@ -31,15 +36,19 @@ class ScenarioRunner {
     LaunchReport report;
     std::vector<RankTrace> traces;
   };
-  // `reference_flag`: "" for the N-rank run, else the rank program's flag for a 1-rank
-  // reference ("--reference", "--reference-split").
-  Result<LaunchOutput> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir,
-                                   const std::string& reference_flag, bool report_progress);
+  // `dir`: the scenario's folder for the main run, the companion's folder inside it otherwise.
+  Result<LaunchOutput> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
 
   RunOptions options_;
   RunListener* listener_;
+  std::unique_ptr<RankProgram> owned_program_;
+  const RankProgram* program_;
+  RankLauncher* launcher_;
   bool interrupted_ = false;
 };
+
+// What a run's report says about where and how it ran, as it starts (duration_s still 0).
+RunContext NewRunContext(const RunOptions& options);
 
 // "libtorch-1.13.0_mpi_cpu-amd-epyc-7b13": what golden files are keyed by.
 std::string PlatformFingerprint(const Scenario& scenario);

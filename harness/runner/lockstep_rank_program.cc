@@ -1,0 +1,39 @@
+#include "harness/runner/lockstep_rank_program.h"
+
+namespace lockstep {
+
+LockstepRankProgram::LockstepRankProgram(LockstepRankOptions options) : options_(std::move(options)) {}
+
+bool LockstepRankProgram::Supports(RankRun run) const {
+  return run != RankRun::kRepro || options_.repro.has_value();
+}
+
+RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun run,
+                                               const std::filesystem::path& trace_dir) const {
+  RankInvocation inv;
+  inv.argv = {options_.program.string(), "--scenario", scenario.location.file, "--trace-dir", trace_dir.string()};
+  if (options_.backend) inv.argv.insert(inv.argv.end(), {"--backend", ToString(*options_.backend)});
+  switch (run) {
+    case RankRun::kMain:
+      if (options_.fail_fast) inv.argv.push_back("--fail-fast");
+      break;
+    case RankRun::kReference:
+      inv.argv.push_back("--reference");
+      break;
+    case RankRun::kReferenceSplit:
+      inv.argv.push_back("--reference-split");
+      break;
+    case RankRun::kRepeat:
+      break;
+    case RankRun::kRepro: {
+      std::string patterns;
+      for (const auto& p : options_.repro->dump_patterns) patterns += (patterns.empty() ? "" : ",") + p;
+      inv.argv.insert(inv.argv.end(), {"--stop-after-step", std::to_string(options_.repro->stop_after_step),
+                                       "--dump-tensors", patterns, "--dump-dir", options_.repro->dump_dir.string()});
+      break;
+    }
+  }
+  return inv;
+}
+
+}  // namespace lockstep

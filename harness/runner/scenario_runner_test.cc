@@ -1,0 +1,213 @@
+// ScenarioRunner with a fake rank program and a fake launcher: every launch is recorded and
+// answered with traces written by the project's TraceWriter and a canned LaunchReport, so the
+// runner's decisions (companion runs, skips, verdicts, harness errors) are pinned without a
+// process.
+#include "harness/runner/scenario_runner.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <functional>
+
+#include "harness/trace/trace_writer.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+Digest128 DigestOf(const std::string& what) {
+  const uint64_t h = std::hash<std::string>{}(what);
+  return Digest128{h, h * 0x9e3779b97f4a7c15ULL + 1};
+}
+
+class FakeProgram : public RankProgram {
+ public:
+  bool Supports(RankRun run) const override { return run != RankRun::kReference || reference; }
+  RankInvocation Invocation(const Scenario& scenario, RankRun run, const fs::path&) const override {
+    return {{"fake-program", scenario.name, ToString(run)}, {{"FAKE_RUN", ToString(run)}}};
+  }
+  bool reference = true;
+};
+
+// What one launch writes and how it ends.
+struct FakeOutcome {
+  int64_t steps = 3;
+  bool write_traces = true;
+  bool write_steps = true;
+  int diverge_rank = -1;       // records another w0 from diverge_step on
+  int64_t diverge_step = 0;
+  LaunchEnding ending = LaunchEnding::kClean;
+};
+
+class FakeLauncher : public RankLauncher {
+ public:
+  Result<LaunchReport> Launch(const LaunchSpec& spec, const ProgressCallback&) override {
+    specs.push_back(spec);
+    const std::string run = spec.env.count("FAKE_RUN") ? spec.env.at("FAKE_RUN") : "?";
+    const FakeOutcome outcome = outcomes.count(run) ? outcomes.at(run) : FakeOutcome{};
+    LaunchReport report;
+    report.ending = outcome.ending;
+    for (int r = 0; r < spec.ranks; ++r) {
+      RankExit e;
+      e.rank = r;
+      e.exit_code = 0;
+      report.ranks.push_back(e);
+      if (!outcome.write_traces) continue;
+      TraceHeader header;
+      header.rank = r;
+      header.world_size = spec.ranks;
+      auto writer = TraceWriter::Open(spec.trace_dir / TraceFileName(r), header);
+      if (!writer.ok()) return writer.status();
+      for (int64_t s = 0; outcome.write_steps && s <= outcome.steps; ++s) {
+        StepRecord step;
+        step.step = s;
+        TensorRecord w;
+        w.name = "w0";
+        w.numel = 4;
+        w.dtype = "float32";
+        w.norm = 1.0;
+        const bool off = r == outcome.diverge_rank && s >= outcome.diverge_step;
+        w.digest = DigestOf("w0/" + std::to_string(s) + (off ? "/off" : ""));
+        step.tensors.push_back(w);
+        LOCKSTEP_RETURN_IF_ERROR((*writer)->WriteStep(step));
+      }
+      if (outcome.ending == LaunchEnding::kClean) LOCKSTEP_RETURN_IF_ERROR((*writer)->WriteFooter({outcome.steps, "ok"}));
+    }
+    return report;
+  }
+  std::map<std::string, FakeOutcome> outcomes;  // by RankRun name
+  std::vector<LaunchSpec> specs;
+};
+
+class ScenarioRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string dir = (fs::temp_directory_path() / "scenario_runner_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    out_ = dir;
+    scenario_.name = "s";
+    scenario_.location.file = "s.yaml";
+    scenario_.ranks = 2;
+    scenario_.steps = 3;
+    scenario_.backend = Backend::kGloo;
+  }
+  void TearDown() override { fs::remove_all(out_); }
+
+  ScenarioResult Run(RunOptions options = {}) {
+    options.out_dir = out_;
+    options.launcher = LauncherKind::kLocal;
+    ScenarioRunner runner(options, nullptr, program_, launcher_);
+    return runner.RunOne(scenario_);
+  }
+  const CheckerVerdict* Verdict(const ScenarioResult& r, const std::string& checker) {
+    for (const auto& v : r.checkers) {
+      if (v.checker == checker) return &v;
+    }
+    return nullptr;
+  }
+
+  fs::path out_;
+  Scenario scenario_;
+  FakeProgram program_;
+  FakeLauncher launcher_;
+};
+
+TEST_F(ScenarioRunnerTest, LaunchesTheProgramsInvocationAndPassesACleanRun) {
+  scenario_.checks = {"replica_weights", "finite", "determinism"};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  ASSERT_EQ(launcher_.specs.size(), 2u);  // the run and its repeat for determinism
+  EXPECT_EQ(launcher_.specs[0].rank_command, (std::vector<std::string>{"fake-program", "s", "main"}));
+  EXPECT_EQ(launcher_.specs[0].ranks, 2);
+  EXPECT_EQ(launcher_.specs[0].trace_dir, out_ / "s" / "traces");
+  EXPECT_EQ(launcher_.specs[1].rank_command.back(), "repeat");
+  EXPECT_EQ(launcher_.specs[1].trace_dir, out_ / "s" / "repeat" / "traces");
+  ASSERT_EQ(r.checkers.size(), 3u);
+  for (const auto& v : r.checkers) EXPECT_EQ(v.outcome, Outcome::kPass) << v.checker;
+}
+
+TEST_F(ScenarioRunnerTest, ReferenceRunsAreOneRankAndAnExpectedFindingIsAnXfail) {
+  scenario_.checks = {"replica_weights", "reference"};
+  launcher_.outcomes["main"].diverge_rank = 1;
+  launcher_.outcomes["main"].diverge_step = 2;
+  launcher_.outcomes["reference"].ending = LaunchEnding::kCrash;  // its checker cannot judge
+  ExpectedFinding e;
+  e.checker = "replica_weights";
+  e.step = 2;
+  scenario_.expect_fail = {e};
+  const ScenarioResult r = Run();
+  ASSERT_EQ(launcher_.specs.size(), 3u);
+  EXPECT_EQ(launcher_.specs[1].ranks, 1);
+  EXPECT_EQ(launcher_.specs[1].rank_command.back(), "reference");
+  EXPECT_EQ(launcher_.specs[2].rank_command.back(), "reference-split");
+  EXPECT_EQ(Verdict(r, "replica_weights")->outcome, Outcome::kXfail);
+  EXPECT_EQ(Verdict(r, "reference")->outcome, Outcome::kError);
+  EXPECT_EQ(r.outcome, Outcome::kError) << r.reason;
+  EXPECT_NE(r.reason.find("the reference run did not complete"), std::string::npos) << r.reason;
+}
+
+TEST_F(ScenarioRunnerTest, ACompanionTheProgramCannotMakeSkipsItsChecker) {
+  program_.reference = false;
+  scenario_.checks = {"replica_weights", "reference"};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(launcher_.specs.size(), 1u);
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  ASSERT_NE(Verdict(r, "reference"), nullptr);
+  EXPECT_EQ(Verdict(r, "reference")->outcome, Outcome::kSkipped);
+  EXPECT_EQ(Verdict(r, "reference")->skip_reason, "the rank program cannot make the reference run it needs");
+}
+
+TEST_F(ScenarioRunnerTest, AnUnknownCheckerIsTheRegistrysErrorFinding) {
+  scenario_.checks = {"finite", "no_such_checker"};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].message, "no checker named 'no_such_checker'");
+  EXPECT_EQ(Verdict(r, "no_such_checker")->outcome, Outcome::kError);
+  EXPECT_EQ(Verdict(r, "finite")->outcome, Outcome::kPass);
+}
+
+TEST_F(ScenarioRunnerTest, AHangIsTheHangCheckersFinding) {
+  scenario_.checks = {"hang", "crash"};
+  launcher_.outcomes["main"].ending = LaunchEnding::kHang;
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].checker, "hang");
+  EXPECT_EQ(Verdict(r, "hang")->outcome, Outcome::kFail);
+  EXPECT_EQ(Verdict(r, "crash")->outcome, Outcome::kPass);
+}
+
+TEST_F(ScenarioRunnerTest, WithoutAScenarioFileScenarioBoundCheckersAreSkipped) {
+  scenario_.checks = {"replica_weights", "discovery_count", "golden", "hang"};
+  RunOptions options;
+  options.no_scenario_file = true;
+  const ScenarioResult r = Run(options);
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  EXPECT_EQ(Verdict(r, "replica_weights")->outcome, Outcome::kPass);
+  EXPECT_EQ(Verdict(r, "hang")->outcome, Outcome::kPass);
+  EXPECT_EQ(Verdict(r, "discovery_count")->outcome, Outcome::kSkipped);
+  EXPECT_EQ(Verdict(r, "golden")->outcome, Outcome::kSkipped);
+  EXPECT_NE(Verdict(r, "golden")->skip_reason.find("there is no scenario"), std::string::npos);
+}
+
+TEST_F(ScenarioRunnerTest, WithoutAScenarioFileNoTraceOrNoStepIsAnErrorNotAPass) {
+  scenario_.checks = {"replica_weights"};
+  RunOptions options;
+  options.no_scenario_file = true;
+  launcher_.outcomes["main"].write_traces = false;
+  ScenarioResult r = Run(options);
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_NE(r.reason.find("no trace from rank 0 (exited with code 0), rank 1"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("never initialized torch.distributed"), std::string::npos) << r.reason;
+
+  launcher_.outcomes["main"].write_traces = true;
+  launcher_.outcomes["main"].write_steps = false;
+  r = Run(options);
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_NE(r.reason.find("never stepped an optimizer"), std::string::npos) << r.reason;
+}
+
+}  // namespace
+}  // namespace lockstep
