@@ -59,5 +59,6 @@ Command AddBlessCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReportCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReproCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env);
 
 }  // namespace lockstep

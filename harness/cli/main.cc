@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
         AddValidateCommand(app, env),
         AddListCommand(app, env),
         AddRunCommand(app, env),
+        AddCheckCommand(app, env),
         AddSelftestCommand(app, env),
         AddBlessCommand(app, env),
         AddReportCommand(app, env),

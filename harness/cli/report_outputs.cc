@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/runner/run_directory.h"
 #include "reports/github_annotations.h"
 #include "reports/reporter_registry.h"
 
@@ -21,6 +22,25 @@ Status Render(const std::string& name, const RunResult& result, const std::strin
 }
 
 }  // namespace
+
+Status CheckReportFiles(const ReportOutputs& outputs, const std::filesystem::path& run_dir,
+                        const std::vector<std::string>& ids) {
+  std::vector<std::pair<std::string, std::string>> requested;
+  for (const auto& [format, path] : outputs.files) {
+    if (path.empty()) continue;
+    const std::string flag = "--" + format;
+    LOCKSTEP_RETURN_IF_ERROR(CheckReportOutput(run_dir, ids, flag, path));
+    for (const auto& [other_flag, other] : requested) {
+      std::error_code ec;
+      if (std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec) ==
+          std::filesystem::weakly_canonical(std::filesystem::absolute(other), ec)) {
+        return InvalidArgumentError(flag + " " + path + ": " + other_flag + " writes there too");
+      }
+    }
+    requested.emplace_back(flag, path);
+  }
+  return Status::Ok();
+}
 
 Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out) {
   Status first;
@@ -51,6 +71,17 @@ Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::
     WriteGithubAnnotations(result, out);
   }
   return first;
+}
+
+ExitCode FinishWithReports(const RunResult& result, const ReportOutputs& outputs, const char* command,
+                           std::ostream& out, std::ostream& err) {
+  Status written = WriteReports(result, outputs, out);
+  if (!written.ok()) {
+    err << "lockstep " << command << ": writing reports: " << written.ToString() << "\n";
+    return ExitCode::kHarnessError;
+  }
+  if (outputs.write_json) out << "report: " << (outputs.dir / "report.json").string() << "\n";
+  return ExitCodeFor(result);
 }
 
 ExitCode ExitCodeFor(const RunResult& result) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "harness/core/exit_code.h"
 #include "harness/core/status.h"
@@ -27,8 +28,18 @@ struct ReportOutputs {
 // Adds `--<format> FILE` for every format of ReportFileFlags() (--junit, --markdown, --html).
 void AddReportFlags(CLI::App& app, ReportOutputs& outputs);
 
+// Every requested --<format> FILE may not land on the run's own files under `run_dir` (for the
+// scenarios `ids`, CheckReportOutput) nor on another requested report.
+Status CheckReportFiles(const ReportOutputs& outputs, const std::filesystem::path& run_dir,
+                        const std::vector<std::string>& ids);
+
 // Writes every requested report; the first error is returned, the others are still attempted.
 Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out);
+
+// WriteReports, then "report: DIR/report.json" on `out`; the run's exit code (ExitCodeFor), or
+// kHarnessError when a report could not be written (said on `err`, as "lockstep <command>: ...").
+ExitCode FinishWithReports(const RunResult& result, const ReportOutputs& outputs, const char* command,
+                           std::ostream& out, std::ostream& err);
 
 // 0 all passed, 1 a scenario failed, 3 a scenario hit a harness error (or the run was interrupted).
 ExitCode ExitCodeFor(const RunResult& result);

@@ -7,6 +7,7 @@
 
 #include "checkers/checker_registry.h"
 #include "harness/cli/command.h"
+#include "harness/cli/flag_checks.h"
 #include "harness/cli/report_outputs.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
@@ -31,43 +32,11 @@ struct RunFlags {
   ReportOutputs reports;
 };
 
-// Seconds in [min, max], as typed: "nan", "inf", "1e999" and "-3" are refused with the text the
-// user wrote (CLI11's own range check prints the converted value, 309 digits for 1e308).
-CLI::Validator SecondsBetween(double min, double max) {
-  char range[96];
-  std::snprintf(range, sizeof range, "a number of seconds from %g to %g", min, max);
-  const std::string what = range;
-  return CLI::Validator(
-      [min, max, what](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
-          const std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
-          return "must be " + what + ", got '" + shown + "'";
-        }
-        return std::string();
-      },
-      "SECONDS");
-}
-
 // Every check on the flags and the paths the run writes, before the first rank starts.
 Status CheckOutputs(const RunFlags& flags, const std::vector<Scenario>& scenarios) {
   std::vector<std::string> ids;
   for (const Scenario& s : scenarios) ids.push_back(s.name);
-  std::vector<std::pair<std::string, std::string>> requested;
-  for (const auto& [format, path] : flags.reports.files) {
-    if (path.empty()) continue;
-    const std::string flag = "--" + format;
-    LOCKSTEP_RETURN_IF_ERROR(CheckReportOutput(flags.out, ids, flag, path));
-    for (const auto& [other_flag, other] : requested) {
-      std::error_code ec;
-      if (std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec) ==
-          std::filesystem::weakly_canonical(std::filesystem::absolute(other), ec)) {
-        return InvalidArgumentError(flag + " " + path + ": " + other_flag + " writes there too");
-      }
-    }
-    requested.emplace_back(flag, path);
-  }
+  LOCKSTEP_RETURN_IF_ERROR(CheckReportFiles(flags.reports, flags.out, ids));
   return PrepareRunDirectory(flags.out, ids, flags.reuse_out);
 }
 
@@ -139,14 +108,9 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             RunResult result = runner.RunAll(*scenarios);
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->out;
-            Status written = WriteReports(result, outputs, *env.out);
-            if (!written.ok()) {
-              *env.err << "lockstep run: writing reports: " << written.ToString() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            *env.out << "report: " << (outputs.dir / "report.json").string() << "\n";
-            if (runner.interrupted()) return ExitCode::kHarnessError;
-            return ExitCodeFor(result);
+            const ExitCode code = FinishWithReports(result, outputs, "run", *env.out, *env.err);
+            if (runner.interrupted() && code != ExitCode::kHarnessError) return ExitCode::kHarnessError;
+            return code;
           }};
 }
 

@@ -1,0 +1,27 @@
+#include "harness/cli/flag_checks.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace lockstep {
+
+CLI::Validator SecondsBetween(double min, double max) {
+  char range[96];
+  std::snprintf(range, sizeof range, "a number of seconds from %g to %g", min, max);
+  const std::string what = range;
+  return CLI::Validator(
+      [min, max, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
+          const std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
+          return "must be " + what + ", got '" + shown + "'";
+        }
+        return std::string();
+      },
+      "SECONDS");
+}
+
+}  // namespace lockstep
