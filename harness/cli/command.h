@@ -60,5 +60,6 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReproCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddExecCommand(CLI::App& app, const CommandEnvironment& env);
 
 }  // namespace lockstep

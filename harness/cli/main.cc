@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
         AddListCommand(app, env),
         AddRunCommand(app, env),
         AddCheckCommand(app, env),
+        AddExecCommand(app, env),
         AddSelftestCommand(app, env),
         AddBlessCommand(app, env),
         AddReportCommand(app, env),

@@ -122,7 +122,15 @@ std::string NothingToCheck(const std::vector<RankTrace>& traces, const LaunchRep
     for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
     return out;
   };
-  const std::string logs = "; see " + (dir / "logs").string() + "/rank-<r>.log";
+  std::string logs = "; see " + (dir / "logs").string() + "/rank-<r>.log";
+  // The last line the first silent rank printed usually says why (a traceback's last line).
+  for (size_t r = 0; r < traces.size() && (!no_trace.empty() || !no_step.empty()); ++r) {
+    if (!traces[r].missing && !traces[r].steps.empty()) continue;
+    std::string tail = LogTail(RankLogPath(dir / "logs", static_cast<int>(r)), 1);
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    if (!tail.empty()) logs += "; rank " + std::to_string(r) + " printed last: " + tail;
+    break;
+  }
   if (!no_trace.empty()) {
     return "no trace from " + join(no_trace) +
            ": the program never initialized torch.distributed, or the probe did not load (its messages start "

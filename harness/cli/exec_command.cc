@@ -1,0 +1,161 @@
+// `lockstep exec --ranks N --out DIR -- COMMAND [ARGS...]`: the user's own training program on N
+// ranks, unchanged, with torchrun's environment and the probe (docs/PROBE.md); the same watchdog
+// as `lockstep run` (crash, hang, SIGINT, the ranks' lifeline), then the checks and reports of
+// `lockstep check`. The program is one scenario of the report.
+#include <cstdlib>
+
+#include "checkers/checker_registry.h"
+#include "harness/cli/command.h"
+#include "harness/cli/flag_checks.h"
+#include "harness/cli/report_outputs.h"
+#include "harness/launcher/launch_command.h"
+#include "harness/runner/exec_program.h"
+#include "harness/runner/run_directory.h"
+#include "harness/runner/scenario_runner.h"
+#include "harness/scenario/scenario_limits.h"
+#include "reports/console_reporter.h"
+
+namespace lockstep {
+namespace {
+
+struct ExecFlags {
+  int ranks = 0;
+  std::string out;
+  std::string launcher = "local";
+  double hang_timeout_s = 0;
+  double startup_timeout_s = 0;
+  std::string name;
+  bool reuse_out = false;
+  std::vector<std::string> mpirun_args;
+  std::vector<std::string> command;
+  ReportOutputs reports;
+};
+
+// An id is a folder name in the run directory and a name in every report.
+Status CheckId(const std::string& id, const std::string& where) {
+  const bool ok = !id.empty() && id.size() <= kMaxIdLength && id != "." && id != ".." &&
+                  id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                      std::string::npos;
+  for (std::string_view reserved : kReservedIds) {
+    if (id == reserved) return InvalidArgumentError(where + " '" + id + "' is reserved");
+  }
+  if (!ok) {
+    return InvalidArgumentError(where + " '" + id + "': use 1 to " + std::to_string(kMaxIdLength) +
+                                " letters, digits, '.', '_' or '-'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
+  auto flags = std::make_shared<ExecFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "exec",
+      "Run your own training program on N ranks and check it like a scenario: COMMAND starts once per rank, "
+      "unchanged, with torchrun's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT; "
+      "the lockstep probe (first on PYTHONPATH) records every rank's parameters, gradients, buffers, optimizer "
+      "state and collectives after every optimizer step into DIR/<id>/traces/. The ranks are watched as in "
+      "`lockstep run` (crash, hang, Ctrl-C), then checked and reported as `lockstep check` does. Exit 0 no "
+      "finding, 1 a finding, 2 bad input (COMMAND not found, bad flags), 3 nothing could be checked (the "
+      "program exited before initializing torch.distributed, never stepped an optimizer, or the probe did "
+      "not load). Example: lockstep exec --ranks 2 --out out -- python3 train.py --epochs 1");
+  cmd->add_option("--ranks", flags->ranks, "Number of ranks")
+      ->required()
+      ->check(CLI::Range(1, static_cast<int>(kMaxRanks)));
+  cmd->add_option("--out", flags->out, "Run directory: report.json, and DIR/<id>/traces and logs")
+      ->required()
+      ->type_name("DIR");
+  cmd->add_option("--launcher", flags->launcher,
+                  "How ranks start: local (default: N processes on this machine, as torchrun does), mpirun, srun "
+                  "(torchrun's variables filled in from the launcher's), none (already inside a job)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(LauncherKindNames()));
+  cmd->add_option("--hang-timeout", flags->hang_timeout_s,
+                  "Seconds without a new record on any rank (step, collective, heartbeat) before the run is a "
+                  "hang (default 30)")
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
+  cmd->add_option("--startup-timeout", flags->startup_timeout_s,
+                  "Seconds every rank may take to its first optimizer step (imports, data, model) (default 300)")
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
+  cmd->add_option("--name", flags->name,
+                  "Scenario id in the report and folder name under --out (default: the script's stem, "
+                  "'train' for train.py)")
+      ->type_name("ID");
+  cmd->add_flag("--reuse-out", flags->reuse_out,
+                "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
+                "(lockstep still replaces only the folders it made)");
+  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
+  AddReportFlags(*cmd, flags->reports);
+  cmd->add_option("command", flags->command, "The program and its arguments, after --")
+      ->required()
+      ->type_name("-- COMMAND [ARGS...]");
+
+  return {cmd, [flags, &env]() -> ExitCode {
+            std::ostream& err = *env.err;
+            const char* path_var = std::getenv("PATH");
+            std::optional<std::filesystem::path> program =
+                FindExecutable(flags->command.front(), path_var ? path_var : "");
+            if (!program) {
+              err << "lockstep exec: COMMAND '" << flags->command.front()
+                  << "' not found: no executable file of that name"
+                  << (flags->command.front().find('/') == std::string::npos ? " on PATH" : "") << "\n";
+              return ExitCode::kUsageError;
+            }
+            const std::string id = flags->name.empty() ? ExecScenarioId(flags->command) : flags->name;
+            Status ready = CheckId(id, flags->name.empty() ? "scenario id (from COMMAND; --name sets it)" : "--name");
+            ReportOutputs outputs = flags->reports;
+            outputs.dir = flags->out;
+            if (ready.ok()) ready = CheckReportFiles(outputs, flags->out, {id});
+            if (ready.ok()) ready = PrepareRunDirectory(flags->out, {id}, flags->reuse_out);
+            if (!ready.ok()) {
+              err << "lockstep exec: " << ready.message() << "\n";
+              return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
+            }
+
+            ExecProgramOptions exec;
+            exec.command = flags->command;
+            exec.command.front() = program->string();
+            exec.launcher = *LauncherKindFromString(flags->launcher);
+            exec.probe_dir = FindProbeDir(env.program_dir);
+            if (const char* python_path = std::getenv("PYTHONPATH")) exec.python_path = python_path;
+            if (exec.probe_dir.empty()) {
+              err << "lockstep exec: note: no probe at " << (env.program_dir.parent_path() / "python").string()
+                  << " (not built here; set " << kProbePathEnv
+                  << " to use another): a Python program will write no trace\n";
+            }
+            ExecProgram rank_program(exec);
+
+            Scenario scenario;
+            scenario.name = id;
+            scenario.description = "lockstep exec: " + [&] {
+              std::string line;
+              for (const auto& a : flags->command) line += (line.empty() ? "" : " ") + ShellQuote(a);
+              return line;
+            }();
+            scenario.ranks = flags->ranks;
+            scenario.steps = 0;  // unknown: the program decides
+            scenario.timeout_s = 0;  // a real training run takes as long as it takes; hangs are caught
+            scenario.checks = CheckerNames();
+            RunOptions options;
+            options.out_dir = flags->out;
+            options.launcher = exec.launcher;
+            if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
+            options.mpirun_args = flags->mpirun_args;
+            options.no_scenario_file = true;
+            for (const auto& arg : env.command_line) {
+              options.command_line += (options.command_line.empty() ? "" : " ") + arg;
+            }
+
+            ConsoleReporter console = ConsoleReporter::ForStdout();
+            ScenarioRunner runner(options, &console, rank_program, ProcessLauncher());
+            RunResult result = runner.RunAll({scenario});
+            result.context.backend = "the program's own";
+            const ExitCode code = FinishWithReports(result, outputs, "exec", *env.out, err);
+            if (runner.interrupted() && code != ExitCode::kHarnessError) return ExitCode::kHarnessError;
+            return code;
+          }};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,49 @@
+// The user's own training program as a rank program (`lockstep exec -- COMMAND ...`): every rank
+// runs COMMAND unchanged with torchrun's environment and the probe's (docs/PROBE.md): the probe
+// folder first on PYTHONPATH, so that the interpreter loads it at start, and where to write the
+// trace. It makes the run only: no reference, repeat or repro run of a program lockstep did not
+// write.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/launcher/launcher.h"
+#include "harness/runner/rank_program.h"
+
+namespace lockstep {
+
+// The environment the probe reads (the probe/ contract).
+inline constexpr const char* kProbeEnableEnv = "LOCKSTEP_PROBE";
+inline constexpr const char* kProbeTraceDirEnv = "LOCKSTEP_TRACE_DIR";
+inline constexpr const char* kProbeRunNameEnv = "LOCKSTEP_RUN_NAME";
+inline constexpr const char* kProbePathEnv = "LOCKSTEP_PROBE_PATH";
+
+struct ExecProgramOptions {
+  std::vector<std::string> command;  // COMMAND ARGS..., argv[0] resolved to a path
+  LauncherKind launcher = LauncherKind::kLocal;
+  std::filesystem::path probe_dir;   // the staged probe package; empty: none (not built)
+  std::string python_path;           // PYTHONPATH of the environment lockstep runs in
+};
+
+class ExecProgram : public RankProgram {
+ public:
+  explicit ExecProgram(ExecProgramOptions options);
+  bool Supports(RankRun run) const override { return run == RankRun::kMain; }
+  RankInvocation Invocation(const Scenario& scenario, RankRun run,
+                            const std::filesystem::path& trace_dir) const override;
+
+ private:
+  ExecProgramOptions options_;
+};
+
+// Where the probe is: $LOCKSTEP_PROBE_PATH when set, else <program_dir>/../python (the build's
+// staging folder). Empty when that folder does not exist.
+std::filesystem::path FindProbeDir(const std::filesystem::path& program_dir);
+
+// The scenario id of an exec'd command: the stem of its script (the first argument ending in .py,
+// or the module after -m), else of the program ("train" for `python3 train.py`).
+std::string ExecScenarioId(const std::vector<std::string>& command);
+
+}  // namespace lockstep

@@ -1,0 +1,60 @@
+#include "harness/runner/exec_program.h"
+
+#include <gtest/gtest.h>
+
+namespace lockstep {
+namespace {
+
+Scenario Named(const std::string& name) {
+  Scenario s;
+  s.name = name;
+  return s;
+}
+
+TEST(ExecProgramTest, LocalRanksRunTheCommandAsItIsWithTheProbesEnvironment) {
+  ExecProgramOptions options;
+  options.command = {"/usr/bin/python3", "train.py", "--lr", "0.1"};
+  options.probe_dir = "/opt/lockstep/python";
+  options.python_path = "/home/me/lib";
+  const ExecProgram program(options);
+  EXPECT_TRUE(program.Supports(RankRun::kMain));
+  for (RankRun run : {RankRun::kReference, RankRun::kReferenceSplit, RankRun::kRepeat, RankRun::kRepro}) {
+    EXPECT_FALSE(program.Supports(run)) << ToString(run);
+  }
+  const RankInvocation inv = program.Invocation(Named("train"), RankRun::kMain, "/runs/out/train/traces");
+  EXPECT_EQ(inv.argv, options.command);
+  EXPECT_EQ(inv.env.at("LOCKSTEP_PROBE"), "1");
+  EXPECT_EQ(inv.env.at("LOCKSTEP_TRACE_DIR"), "/runs/out/train/traces");
+  EXPECT_EQ(inv.env.at("LOCKSTEP_RUN_NAME"), "train");
+  EXPECT_EQ(inv.env.at("PYTHONPATH"), "/opt/lockstep/python:/home/me/lib");
+}
+
+TEST(ExecProgramTest, WithoutAProbeThePythonPathIsLeftAlone) {
+  ExecProgramOptions options;
+  options.command = {"/bin/true"};
+  const RankInvocation inv = ExecProgram(options).Invocation(Named("x"), RankRun::kMain, "/t");
+  EXPECT_EQ(inv.env.count("PYTHONPATH"), 0u);
+}
+
+TEST(ExecProgramTest, UnderMpirunTorchrunsVariablesComeFromTheLaunchers) {
+  ExecProgramOptions options;
+  options.command = {"/usr/bin/python3", "train.py"};
+  options.launcher = LauncherKind::kMpirun;
+  const RankInvocation inv = ExecProgram(options).Invocation(Named("train"), RankRun::kMain, "/t");
+  ASSERT_EQ(inv.argv.size(), 6u);
+  EXPECT_EQ(inv.argv[0], "/bin/sh");
+  EXPECT_EQ(inv.argv[1], "-c");
+  EXPECT_NE(inv.argv[2].find("OMPI_COMM_WORLD_RANK"), std::string::npos);
+  EXPECT_NE(inv.argv[2].find("SLURM_PROCID"), std::string::npos);
+  EXPECT_EQ(inv.argv[4], "/usr/bin/python3");
+  EXPECT_EQ(inv.argv[5], "train.py");
+}
+
+TEST(ExecProgramTest, TheScenarioIdIsTheScriptsStem) {
+  EXPECT_EQ(ExecScenarioId({"python3", "examples/ddp_clean.py", "--steps", "3"}), "ddp_clean");
+  EXPECT_EQ(ExecScenarioId({"python3", "-u", "-m", "mypkg.train"}), "mypkg.train");
+  EXPECT_EQ(ExecScenarioId({"/opt/bin/trainer", "--config", "a.yaml"}), "trainer");
+}
+
+}  // namespace
+}  // namespace lockstep

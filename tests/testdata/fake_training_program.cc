@@ -1,0 +1,140 @@
+// A stand-in for a user's training program under `lockstep exec`, with no probe, no Python and
+// no LibTorch: it reads the environment exec gives every rank (torchrun's variables and the
+// probe's), prints it, and writes the trace the probe would write, through the project's own
+// TraceWriter. On command it misbehaves as real programs do: one rank's weights drift from a
+// step on, one rank issues an extra collective, a rank dies or hangs, the program exits before
+// initializing (no trace) or never steps an optimizer (a header and no step).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/core/lifeline.h"
+#include "harness/trace/trace_writer.h"
+
+namespace {
+
+using lockstep::Digest128;
+
+Digest128 DigestOf(const std::string& what) {
+  const uint64_t h = std::hash<std::string>{}(what);
+  return Digest128{h, h * 0x9e3779b97f4a7c15ULL + 1};
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "fake_training_program: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fake training program for the lockstep exec tests"};
+  int steps = 3, step_ms = 20, diverge_rank = -1, diverge_step = 0, extra_rank = -1, extra_step = 0;
+  int crash_rank = -1, crash_step = 0, hang_rank = -1, hang_step = 0, exit_code = 0;
+  bool no_init = false, no_step = false;
+  app.add_option("--steps", steps, "optimizer steps");
+  app.add_option("--step-ms", step_ms, "time one step takes");
+  app.add_option("--diverge-rank", diverge_rank, "this rank's weight differs from --diverge-step on");
+  app.add_option("--diverge-step", diverge_step);
+  app.add_option("--extra-collective-rank", extra_rank, "this rank issues one more all_reduce at --extra-step");
+  app.add_option("--extra-step", extra_step);
+  app.add_option("--crash-rank", crash_rank, "this rank dies by SIGKILL after recording --crash-step");
+  app.add_option("--crash-step", crash_step);
+  app.add_option("--hang-rank", hang_rank, "this rank blocks forever inside --hang-step's collective");
+  app.add_option("--hang-step", hang_step);
+  app.add_flag("--no-init", no_init, "exit 0 before initializing (no trace at all)");
+  app.add_flag("--no-step", no_step, "initialize, never step an optimizer, exit cleanly");
+  app.add_option("--exit-code", exit_code, "exit with this code after a clean run");
+  CLI11_PARSE(app, argc, argv);
+
+  lockstep::WatchLifeline();  // as the probe does: die with the harness
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                           "LOCKSTEP_TRACE_DIR", "LOCKSTEP_RUN_NAME"}) {
+    if (Env(name).empty()) return Fail(std::string(name) + " is not set");
+  }
+  if (Env("LOCKSTEP_PROBE") != "1") return Fail("LOCKSTEP_PROBE is not 1");
+  const int rank = std::atoi(Env("RANK").c_str());
+  const int world = std::atoi(Env("WORLD_SIZE").c_str());
+  std::printf("env: RANK=%s WORLD_SIZE=%s LOCAL_RANK=%s LOCAL_WORLD_SIZE=%s MASTER_ADDR=%s MASTER_PORT=%s "
+              "LOCKSTEP_RUN_NAME=%s PYTHONPATH=%s lifeline=%s\n",
+              Env("RANK").c_str(), Env("WORLD_SIZE").c_str(), Env("LOCAL_RANK").c_str(),
+              Env("LOCAL_WORLD_SIZE").c_str(), Env("MASTER_ADDR").c_str(), Env("MASTER_PORT").c_str(),
+              Env("LOCKSTEP_RUN_NAME").c_str(), Env("PYTHONPATH").c_str(),
+              Env(lockstep::kLifelineEnv).empty() ? "no" : "yes");
+  std::fflush(stdout);
+  if (no_init) return 0;
+
+  lockstep::TraceHeader header;
+  header.rank = rank;
+  header.world_size = world;
+  header.local_rank = std::atoi(Env("LOCAL_RANK").c_str());
+  header.pid = ::getpid();
+  header.device = "cpu";
+  header.backend = "gloo";
+  header.scenario_id = Env("LOCKSTEP_RUN_NAME");
+  auto writer = lockstep::TraceWriter::Open(
+      std::filesystem::path(Env("LOCKSTEP_TRACE_DIR")) / lockstep::TraceFileName(rank), header);
+  if (!writer.ok()) return Fail(writer.status().ToString());
+  lockstep::TraceWriter& trace = **writer;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto now = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+
+  uint64_t seq = 0;
+  auto all_reduce = [&](int64_t step, bool hang, int64_t count) -> lockstep::Status {
+    lockstep::CollectiveRecord c;
+    c.group = "world";
+    c.seq = seq++;
+    c.op = "all_reduce";
+    c.dtype = "float32";
+    c.count = count;
+    c.reduce = "sum";
+    c.step = step;
+    c.start_s = now();
+    LOCKSTEP_RETURN_IF_ERROR(trace.WriteCollectiveBegin(c));
+    if (hang) {
+      for (;;) ::pause();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    return trace.WriteCollectiveEnd(c.group, c.seq, now());
+  };
+  for (int64_t step = 1; !no_step && step <= steps; ++step) {
+    if (rank == extra_rank && step == extra_step) {
+      // A metric logged on one rank only: a one-element all_reduce the others never issue.
+      if (auto s = all_reduce(step, false, 1); !s.ok()) return Fail(s.ToString());
+    }
+    if (auto s = all_reduce(step, rank == hang_rank && step == hang_step, 16); !s.ok()) return Fail(s.ToString());
+    lockstep::StepRecord record;
+    record.step = step;
+    record.loss = 1.0 / static_cast<double>(step);
+    record.wall_s = now();
+    const bool off = rank == diverge_rank && step >= diverge_step;
+    for (auto kind : {lockstep::TensorKind::kParam, lockstep::TensorKind::kGrad}) {
+      lockstep::TensorRecord t;
+      t.name = "fc.weight";
+      t.kind = kind;
+      t.numel = 16;
+      t.dtype = "float32";
+      t.norm = off && kind == lockstep::TensorKind::kParam ? 1.5 : 1.0;
+      t.digest = DigestOf(std::string(lockstep::ToString(kind)) + "/" + std::to_string(step) +
+                          (off && kind == lockstep::TensorKind::kParam ? "/off" : ""));
+      record.tensors.push_back(t);
+    }
+    if (auto s = trace.WriteStep(record); !s.ok()) return Fail(s.ToString());
+    if (rank == crash_rank && step == crash_step) ::kill(::getpid(), SIGKILL);
+  }
+  if (auto s = trace.WriteFooter({no_step ? 0 : steps, "ok"}); !s.ok()) return Fail(s.ToString());
+  return exit_code;
+}
