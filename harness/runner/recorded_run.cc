@@ -44,33 +44,55 @@ std::optional<int> HighestTraceRank(const fs::path& dir) {
   return highest;
 }
 
+// Scenario folders under `dir` (ids may hold '/': inject/ddp/bitflip): a folder whose traces/
+// holds rank files is one, and what is inside it (reference/, repeat/, ...) is its own.
+void FindScenarioFolders(const fs::path& dir, const std::string& prefix, int depth, std::vector<std::string>* found) {
+  constexpr int kMaxDepth = 8;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    const std::string id = prefix + entry.path().filename().string();
+    if (HighestTraceRank(entry.path() / "traces")) {
+      found->push_back(id);
+    } else if (depth + 1 < kMaxDepth) {
+      FindScenarioFolders(entry.path(), id + "/", depth + 1, found);
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return InvalidArgumentError(dir.string() + ": not a directory");
-  const std::string name = fs::absolute(dir).lexically_normal().filename().string();
-  const std::string id = name.empty() ? fs::absolute(dir).lexically_normal().parent_path().filename().string() : name;
-  if (HighestTraceRank(dir)) return std::vector<RecordedScenario>{{id, dir}};
-  if (HighestTraceRank(dir / "traces")) return std::vector<RecordedScenario>{{id, dir / "traces"}};
+  for (const fs::path& traces : {dir, dir / "traces"}) {
+    if (!HighestTraceRank(traces)) continue;
+    // The id the program ran under (the probe's LOCKSTEP_RUN_NAME), else the scenario folder's name.
+    fs::path folder = fs::absolute(traces).lexically_normal();
+    if (folder.filename().empty()) folder = folder.parent_path();
+    if (folder.filename() == "traces") folder = folder.parent_path();
+    std::string id = folder.filename().string();
+    if (Result<RankTrace> first = ReadTrace(traces / TraceFileName(0)); first.ok() && !first->header.scenario_id.empty()) {
+      id = first->header.scenario_id;
+    }
+    return std::vector<RecordedScenario>{{id, traces}};
+  }
 
-  std::vector<std::string> ids;
+  // A run directory: its scenarios in report.json's order, under their ids there.
+  std::vector<std::pair<std::string, std::string>> listed;  // folder, id
   if (Result<RunResult> report = ReadRunResultFile((dir / kReportFile).string()); report.ok()) {
-    for (const ScenarioResult& s : report->scenarios) ids.push_back(s.run_dir.empty() ? s.id : s.run_dir);
+    for (const ScenarioResult& s : report->scenarios) listed.emplace_back(s.run_dir.empty() ? s.id : s.run_dir, s.id);
   }
   std::vector<std::string> found;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && HighestTraceRank(entry.path() / "traces")) {
-      found.push_back(entry.path().filename().string());
-    }
-  }
+  FindScenarioFolders(dir, "", 0, &found);
   std::sort(found.begin(), found.end());
   std::vector<RecordedScenario> scenarios;
-  for (const std::string& s : ids) {
-    if (std::find(found.begin(), found.end(), s) != found.end()) scenarios.push_back({s, dir / s / "traces"});
+  for (const auto& [folder, id] : listed) {
+    if (std::find(found.begin(), found.end(), folder) != found.end()) scenarios.push_back({id, dir / folder / "traces"});
   }
-  for (const std::string& s : found) {
-    if (std::find(ids.begin(), ids.end(), s) == ids.end()) scenarios.push_back({s, dir / s / "traces"});
+  for (const std::string& folder : found) {
+    const bool seen = std::any_of(listed.begin(), listed.end(), [&](const auto& l) { return l.first == folder; });
+    if (!seen) scenarios.push_back({folder, dir / folder / "traces"});
   }
   if (scenarios.empty()) {
     return InvalidArgumentError(dir.string() + ": no " + TraceFileName(0) +

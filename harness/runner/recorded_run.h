@@ -20,9 +20,11 @@ struct RecordedScenario {
 };
 
 // The scenarios under `dir`: `dir` itself when it holds rank-<r>.trace files, `dir`/traces (one
-// scenario folder of a run), else every `dir`/<id>/traces (a run directory: in report.json's
-// order when it has one, else by name; companion runs inside a scenario folder are not
-// scenarios). InvalidArgument naming `dir` when there is none.
+// scenario folder of a run), else every `dir`/<id>/traces, ids with '/' included (a run
+// directory: in report.json's order and under its ids when it has one, else by folder; companion
+// runs inside a scenario folder are not scenarios). A single folder's id is the one rank 0's
+// header names (the probe's LOCKSTEP_RUN_NAME), else the folder's. InvalidArgument naming `dir`
+// when there is none.
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const std::filesystem::path& dir);
 
 // Reads the traces of ranks [0, ranks), or of as many ranks as the files and their headers' world

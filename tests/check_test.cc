@@ -1,0 +1,161 @@
+// `lockstep check` end to end: the checkers on traces already written give the findings the
+// run gave (a `lockstep run` of a clean and an injected scenario on real ranks, and a `lockstep
+// exec` of a fake program), with the same reports and exit codes; bad directories are refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "harness/cli/testing/run_program.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::LockstepBinary;
+using testing::ProgramResult;
+using testing::RunProgram;
+
+fs::path RunDir(const std::string& name) {
+  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "check_test" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir;
+}
+
+ProgramResult Lockstep(const std::vector<std::string>& args) {
+  return RunProgram(LockstepBinary(), args, LOCKSTEP_SOURCE_DIR);
+}
+
+nlohmann::json Report(const fs::path& dir) {
+  std::ifstream in(dir / "report.json");
+  EXPECT_TRUE(in.good()) << "no report.json in " << dir;
+  return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
+}
+
+// A finding as both commands must agree on it; the outcome differs by design (the run knows what
+// its scenario expected, check does not).
+std::string Key(const nlohmann::json& f) {
+  return f["checker"].dump() + " step " + f.value("step", nlohmann::json()).dump() + " ranks " + f["ranks"].dump() +
+         " tensor " + f.value("tensor", nlohmann::json()).dump() + ": " + f["message"].dump();
+}
+
+// Scenario id -> its findings' keys, and which checkers judged each scenario.
+struct Judged {
+  std::map<std::string, std::multiset<std::string>> findings;
+  std::map<std::string, std::set<std::string>> ran;  // checkers that were not skipped
+};
+
+Judged FindingsOf(const nlohmann::json& report) {
+  Judged j;
+  for (const auto& s : report["scenarios"]) {
+    const std::string id = s["id"];
+    j.findings[id];
+    for (const auto& f : s["findings"]) j.findings[id].insert(Key(f));
+    for (const auto& c : s["checkers"]) {
+      if (c["outcome"] != "skipped") j.ran[id].insert(c["checker"].get<std::string>());
+    }
+  }
+  return j;
+}
+
+void ExpectSameFindings(const nlohmann::json& run_report, const nlohmann::json& check_report) {
+  const Judged run = FindingsOf(run_report), check = FindingsOf(check_report);
+  ASSERT_EQ(run.findings.size(), check.findings.size());
+  for (const auto& [id, keys] : run.findings) {
+    ASSERT_TRUE(check.findings.count(id)) << id;
+    // Every finding of the run comes from a checker that check runs too, so nothing is lost.
+    for (const auto& s : run_report["scenarios"]) {
+      if (s["id"] != id) continue;
+      for (const auto& f : s["findings"]) {
+        EXPECT_TRUE(check.ran.at(id).count(f["checker"].get<std::string>())) << id << ": " << Key(f);
+      }
+    }
+    EXPECT_EQ(keys, check.findings.at(id)) << id;
+  }
+}
+
+TEST(CheckTest, CheckOnARunDirectoryGivesTheRunsFindings) {
+  const fs::path dir = RunDir("run"), checked = RunDir("run_checked");
+  const ProgramResult run =
+      Lockstep({"run", "scenarios/clean/ddp_mlp.yaml", "scenarios/inject/ddp/bitflip.yaml", "--out", dir.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;  // the injection is expected: xfail
+  const nlohmann::json run_report = Report(dir);
+  ASSERT_EQ(run_report["scenarios"].size(), 2u);
+  EXPECT_FALSE(run_report["scenarios"][1]["findings"].empty()) << "the injected scenario has findings";
+
+  const fs::path junit = checked.parent_path() / "run_checked.xml";
+  const ProgramResult check =
+      Lockstep({"check", dir.string(), "--out", checked.string(), "--junit", junit.string()});
+  EXPECT_EQ(check.exit_code, 1) << "no scenario says the finding is expected: a failure\n" << check.out << check.err;
+  const nlohmann::json check_report = Report(checked);
+  ExpectSameFindings(run_report, check_report);
+  for (const auto& s : check_report["scenarios"]) {
+    EXPECT_EQ(s["ranks"], 4);
+    for (const auto& c : s["checkers"]) {
+      if (c["checker"] == "reference" || c["checker"] == "golden" || c["checker"] == "crash") {
+        EXPECT_EQ(c["outcome"], "skipped") << c.dump();
+        EXPECT_FALSE(c.value("skip_reason", std::string()).empty()) << c.dump();
+      }
+    }
+  }
+  EXPECT_EQ(check_report["scenarios"][0]["outcome"], "pass");
+  EXPECT_EQ(check_report["scenarios"][1]["outcome"], "fail");
+  EXPECT_TRUE(fs::exists(junit));
+
+  // One scenario's folder, or its traces/ folder, is checked alone.
+  const ProgramResult one = Lockstep({"check", (dir / "clean" / "ddp_mlp" / "traces").string()});
+  EXPECT_EQ(one.exit_code, 0) << one.out << one.err;
+  EXPECT_NE(one.out.find("[ PASS ] clean/ddp_mlp"), std::string::npos) << "the id rank 0's header names\n" << one.out;
+  EXPECT_EQ(Report(dir), run_report) << "check never rewrites the run's own report.json";
+}
+
+TEST(CheckTest, CheckOnAnExecDirectoryGivesExecsFindings) {
+  const fs::path dir = RunDir("exec"), checked = RunDir("exec_checked");
+  const std::string program = (fs::path(LOCKSTEP_BINARY_DIR) / "bin" / "fake_training_program").string();
+  const ProgramResult exec = Lockstep({"exec", "--ranks", "3", "--out", dir.string(), "--name", "drift", "--", program,
+                                       "--diverge-rank", "1", "--diverge-step", "2"});
+  ASSERT_EQ(exec.exit_code, 1) << exec.out << exec.err;
+  // A folder of rank-<r>.trace files, as a probe under the user's own launcher writes them.
+  const ProgramResult check = Lockstep({"check", (dir / "drift" / "traces").string(), "--out", checked.string()});
+  EXPECT_EQ(check.exit_code, 1) << check.out << check.err;
+  const nlohmann::json exec_report = Report(dir), check_report = Report(checked);
+  EXPECT_EQ(FindingsOf(exec_report).findings.at("drift"), FindingsOf(check_report).findings.begin()->second);
+}
+
+TEST(CheckTest, BadDirectoriesAreRefused) {
+  const fs::path empty = RunDir("empty");
+  fs::create_directories(empty);
+  ProgramResult r = Lockstep({"check", empty.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no rank-0.trace"), std::string::npos) << r.err;
+
+  r = Lockstep({"check", (empty / "missing").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+}
+
+TEST(CheckTest, AMissingRankOrNoStepIsAnErrorNeverAPass) {
+  const fs::path dir = RunDir("missing_rank"), checked = RunDir("missing_rank_checked");
+  const std::string program = (fs::path(LOCKSTEP_BINARY_DIR) / "bin" / "fake_training_program").string();
+  ASSERT_EQ(Lockstep({"exec", "--ranks", "2", "--out", dir.string(), "--name", "two", "--", program}).exit_code, 0);
+  const fs::path traces = dir / "two" / "traces";
+  ProgramResult r = Lockstep({"check", traces.string(), "--ranks", "3", "--out", checked.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  nlohmann::json s = Report(checked)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["reason"].get<std::string>().find("no trace for 1 of 3 ranks"), std::string::npos) << s.dump(2);
+
+  // Rank 0's header says 2 ranks: without rank 1's file the world is still 2.
+  fs::remove(traces / "rank-1.trace");
+  r = Lockstep({"check", traces.string(), "--out", checked.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+
+  r = Lockstep({"check", traces.string(), "--out", traces.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace lockstep
