@@ -44,6 +44,22 @@ TEST(CliTest, SubcommandHelpDescribesItsArguments) {
   EXPECT_THAT(list.out, HasSubstr("DIR|FILE"));
 }
 
+TEST(CliTest, ExecAndCheckHelpSayWhatTheyRunAndWhatTheySkip) {
+  ProgramResult exec = Lockstep({"exec", "--help"});
+  EXPECT_EQ(exec.exit_code, 0) << exec.err;
+  EXPECT_THAT(exec.out, HasSubstr("-- COMMAND [ARGS...]"));
+  EXPECT_THAT(exec.out, HasSubstr("RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT"));
+  EXPECT_THAT(exec.out, HasSubstr("3 nothing could be checked"));
+  ProgramResult check = Lockstep({"check", "--help"});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_THAT(check.out, HasSubstr("rank-<r>.trace"));
+  EXPECT_THAT(check.out, HasSubstr("skipped with their reason"));
+  ProgramResult no_command = Lockstep({"exec", "--ranks", "2", "--out", "unused"});
+  EXPECT_EQ(no_command.exit_code, 2);
+  EXPECT_THAT(no_command.err, HasSubstr("command"));
+  EXPECT_FALSE(fs::exists(fs::path(LOCKSTEP_SOURCE_DIR) / "unused"));
+}
+
 TEST(CliTest, VersionNamesEveryComponentOfThisBuild) {
   ProgramResult r = Lockstep({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
