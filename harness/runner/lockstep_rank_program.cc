@@ -15,6 +15,7 @@ RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun
   if (options_.backend) inv.argv.insert(inv.argv.end(), {"--backend", ToString(*options_.backend)});
   switch (run) {
     case RankRun::kMain:
+    case RankRun::kRepeat:  // the same run again, so that determinism compares like with like
       if (options_.fail_fast) inv.argv.push_back("--fail-fast");
       break;
     case RankRun::kReference:
@@ -22,8 +23,6 @@ RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun
       break;
     case RankRun::kReferenceSplit:
       inv.argv.push_back("--reference-split");
-      break;
-    case RankRun::kRepeat:
       break;
     case RankRun::kRepro: {
       std::string patterns;

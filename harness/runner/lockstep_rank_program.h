@@ -23,7 +23,7 @@ struct ReproTarget {
 struct LockstepRankOptions {
   std::filesystem::path program;  // bin/lockstep-rank
   std::optional<Backend> backend;  // overrides the scenario's backend
-  bool fail_fast = false;          // live mode, on the main run only
+  bool fail_fast = false;          // live mode, on the run and its repeat
   std::optional<ReproTarget> repro;  // set: the program supports RankRun::kRepro
 };
 
