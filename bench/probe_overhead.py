@@ -6,8 +6,10 @@ without the probe and once with it (LOCKSTEP_PROBE=1, the staged probe on PYTHON
 alternating order, `--repeats` times each, all in this one invocation. Every rank times each
 training step inside the program (zero_grad, forward, backward, optimizer step; the probe's
 step record is written in the next step's forward pre-hook, so it is inside the timed steps);
-the first `--warmup` steps are dropped. Reports the median step time of each variant, their
-ratio, and the median of the per-repeat ratios (robust to drifting load on a shared machine).
+the first `--warmup` steps are dropped. Reports the median step time of each variant and the
+median of the per-repeat ratios, for wall time and for the process's CPU time (all its threads):
+on a machine shared with other work, wall time mostly measures the others' load, CPU time what
+the step itself cost.
 
   python3 bench/probe_overhead.py --stage build/python            # 2 ranks, 30 steps, 5 repeats
   python3 bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
@@ -45,16 +47,24 @@ def worker(args):
     data = torch.Generator().manual_seed(rank)
     x = torch.randn(args.batch, width, generator=data)
     y = torch.randn(args.batch, width, generator=data)
-    times = []
+    times, cpu = [], []
     for _ in range(args.steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         optimizer.zero_grad()
         nn.functional.mse_loss(ddp(x), y).backward()
         optimizer.step()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    busy = [0.0, 0.0]
+    if os.environ.get("LOCKSTEP_PROBE") == "1":
+        # The probe's own time in its hooks (this rank's), for its direct cost per step. The last
+        # step's record is written at exit, so `steps - 1` records are inside the count.
+        from lockstep import probe
+
+        busy = list(probe.busy_seconds())
     dist.barrier()
     with open(os.path.join(args.out, "times-%d.json" % rank), "w") as f:
-        json.dump({"params": params, "times": times}, f)
+        json.dump({"params": params, "times": times, "cpu": cpu, "busy": busy}, f)
     dist.destroy_process_group()
 
 
@@ -110,22 +120,33 @@ def main():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    off_all, on_all, ratios = [], [], []
+    off_all, on_all, ratios, cpu_ratios, direct, direct_cpu = [], [], [], [], [], []
     params = 0
     for repeat in range(args.repeats):
         order = (False, True) if repeat % 2 == 0 else (True, False)
-        medians = {}
+        medians, cpu_medians = {}, {}
         for probe in order:
             r = run_variant(args, probe, workdir, port + repeat * 2 + int(probe))
             params = r["params"]
             kept = r["times"][args.warmup:]
             medians[probe] = statistics.median(kept)
+            cpu_medians[probe] = statistics.median(r["cpu"][args.warmup:])
+            if probe:
+                busy_wall, busy_cpu = (b / args.steps for b in r["busy"])
             (on_all if probe else off_all).extend(kept)
         ratios.append(medians[True] / medians[False])
-        print("repeat %d: without %.1f ms, with %.1f ms per step (%+.2f%%)" % (
-            repeat + 1, medians[False] * 1e3, medians[True] * 1e3, (ratios[-1] - 1) * 100), flush=True)
+        cpu_ratios.append(cpu_medians[True] / cpu_medians[False])
+        direct.append(busy_wall / medians[False])
+        direct_cpu.append(busy_cpu / cpu_medians[False])
+        print("repeat %d: without %.1f ms, with %.1f ms per step (%+.2f%%); CPU time %.1f / %.1f ms (%+.2f%%)" % (
+            repeat + 1, medians[False] * 1e3, medians[True] * 1e3, (ratios[-1] - 1) * 100,
+            cpu_medians[False] * 1e3, cpu_medians[True] * 1e3, (cpu_ratios[-1] - 1) * 100), flush=True)
+        print("          the probe's own time per step: %.1f ms wall, %.1f ms CPU = %.2f%% / %.2f%% of the step "
+              "without it" % (busy_wall * 1e3, busy_cpu * 1e3, direct[-1] * 100, direct_cpu[-1] * 100), flush=True)
     off, on = statistics.median(off_all), statistics.median(on_all)
     ratio = statistics.median(ratios)
+    cpu_ratio = statistics.median(cpu_ratios)
+    direct_ratio, direct_cpu_ratio = statistics.median(direct), statistics.median(direct_cpu)
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -135,10 +156,11 @@ def main():
     import torch
 
     summary = ("%.1fM-parameter MLP, AdamW, DDP on gloo, %d ranks x %d thread(s), batch %d per rank: "
-               "%.1f ms per step without the probe, %.1f ms with it: overhead %+.2f%% (median of %d paired "
-               "repeats; pooled medians %+.2f%%)" % (
+               "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
+               "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
+               "step's wall time, %.2f%% of its CPU time" % (
                    params / 1e6, args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
-                   args.repeats, (on / off - 1) * 100))
+                   (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100))
     print(summary)
     if args.markdown:
         print("| %s | %s, %d cores, torch %s | %s |" % (

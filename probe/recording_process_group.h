@@ -67,7 +67,7 @@ class RecordingProcessGroup : public WrappedGroup {
   void setSequenceNumberForGroup() override { inner_->setSequenceNumberForGroup(); }
   uint64_t getSequenceNumberForGroup() override { return inner_->getSequenceNumberForGroup(); }
   void startCoalescing() override { inner_->startCoalescing(); }
-#if TORCH_VERSION_MAJOR >= 2
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
   WorkPtr endCoalescing() override { return inner_->endCoalescing(); }
 #else
   void endCoalescing(std::vector<WorkPtr>& reqs) override { inner_->endCoalescing(reqs); }

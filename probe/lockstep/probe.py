@@ -29,9 +29,10 @@ import os
 import socket
 import sys
 import threading
+import time
 import weakref
 
-__all__ = ["attach", "step", "enabled", "ProbeError"]
+__all__ = ["attach", "step", "enabled", "busy_seconds", "ProbeError"]
 
 
 class ProbeError(RuntimeError):
@@ -74,6 +75,10 @@ class _State:
         self.in_step = False         # the program is between its first forward/backward and the record
         self.uncaught = False        # the program died of an exception: no footer (a crash)
         self.wrapped_groups = {}     # name -> wrapped group (torch >= 2.0: the backend wrapper)
+        # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
+        # thread): what bench/probe_overhead.py reports as the probe's direct cost.
+        self.busy_s = 0.0
+        self.busy_cpu_s = 0.0
 
 
 _STATE = _State()
@@ -82,6 +87,11 @@ _STATE = _State()
 def enabled():
     """Whether a trace is being written in this process."""
     return _STATE.session is not None and _STATE.failed is None
+
+
+def busy_seconds():
+    """(wall, CPU) seconds this process spent in the probe's hooks so far."""
+    return _STATE.busy_s, _STATE.busy_cpu_s
 
 
 # ----------------------------------------------------------------------------- the trace file
@@ -328,12 +338,16 @@ def _guard(fn):
         st = _STATE
         if st.session is None or st.failed is not None:
             return None
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             with st.lock:
                 return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 -- the program must not die of its probe
             _fail("%s: %s" % (type(e).__name__, e))
             return None
+        finally:
+            st.busy_s += time.perf_counter() - t0
+            st.busy_cpu_s += time.thread_time() - c0
 
     return run
 
