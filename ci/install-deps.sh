@@ -14,7 +14,9 @@ packages=(
   libjs-chart.js                      # plots inlined into the HTML report
   libxml2-utils                       # xmllint: JUnit report checked against fixtures/reports/junit.xsd
   chromium                            # headless: the HTML report's browser test (tests/html_browser_test)
-  python3-torch                       # torch.load reads what `lockstep repro` saved (tests/repro_test)
+  python3-torch                       # torch.load reads what `lockstep repro` saved (tests/repro_test);
+                                      # the probe's Python torch (same LibTorch as libtorch-dev)
+  python3-dev pybind11-dev            # the probe's compiled part (probe/, docs/PROBE.md)
   clang                               # libFuzzer: the fuzz targets of fuzz/ (ci/fuzz.sh)
 )
 
@@ -41,8 +43,9 @@ has_candidate() {
   [[ $policy =~ Candidate:\ [0-9] ]]
 }
 # Ubuntu ships Chromium only as a snap, which does not run in containers; a distribution without
-# python3-torch has no torch.load to check. Without them the browser test and the Python half of
-# the repro test skip (and say why) instead of this script failing.
+# python3-torch has no torch.load to check and no torch for the probe. Without them the browser
+# test, the Python half of the repro test and the probe (configure says why) are left out instead
+# of this script failing.
 for optional in chromium python3-torch; do
   if [[ " ${missing[*]} " == *" $optional "* ]] && ! has_candidate "$optional"; then
     echo "install-deps: no $optional package in this distribution; the tests that need it will skip"

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Per-step overhead of lockstep's Python probe on a real PyTorch DDP training step.
+
+Runs the same DDP program (an MLP of about 10M parameters, AdamW, gloo on CPU) as N ranks, once
+without the probe and once with it (LOCKSTEP_PROBE=1, the staged probe on PYTHONPATH), in
+alternating order, `--repeats` times each, all in this one invocation. Every rank times each
+training step inside the program (zero_grad, forward, backward, optimizer step; the probe's
+step record is written in the next step's forward pre-hook, so it is inside the timed steps);
+the first `--warmup` steps are dropped. Reports the median step time of each variant and the
+median of the per-repeat ratios, for wall time and for the process's CPU time (all its threads):
+on a machine shared with other work, wall time mostly measures the others' load, CPU time what
+the step itself cost.
+
+  python3 bench/probe_overhead.py --stage build/python            # 2 ranks, 30 steps, 5 repeats
+  python3 bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def worker(args):
+    import time
+
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.set_num_threads(args.threads)
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    width = args.width
+    model = nn.Sequential(nn.Linear(width, 2 * width), nn.ReLU(), nn.Linear(2 * width, 2 * width), nn.ReLU(),
+                          nn.Linear(2 * width, width))
+    params = sum(p.numel() for p in model.parameters())
+    ddp = DDP(model)
+    optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
+    data = torch.Generator().manual_seed(rank)
+    x = torch.randn(args.batch, width, generator=data)
+    y = torch.randn(args.batch, width, generator=data)
+    times, cpu = [], []
+    for _ in range(args.steps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        optimizer.zero_grad()
+        nn.functional.mse_loss(ddp(x), y).backward()
+        optimizer.step()
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    busy = [0.0, 0.0]
+    if os.environ.get("LOCKSTEP_PROBE") == "1":
+        # The probe's own time in its hooks (this rank's), for its direct cost per step. The last
+        # step's record is written at exit, so `steps - 1` records are inside the count.
+        from lockstep import probe
+
+        busy = list(probe.busy_seconds())
+    dist.barrier()
+    with open(os.path.join(args.out, "times-%d.json" % rank), "w") as f:
+        json.dump({"params": params, "times": times, "cpu": cpu, "busy": busy}, f)
+    dist.destroy_process_group()
+
+
+def run_variant(args, probe, workdir, port):
+    out = tempfile.mkdtemp(dir=workdir)
+    env = dict(os.environ)
+    env.pop("LOCKSTEP_PROBE", None)
+    env.update({"WORLD_SIZE": str(args.ranks), "LOCAL_WORLD_SIZE": str(args.ranks), "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": str(port), "OMP_NUM_THREADS": str(args.threads)})
+    if probe:
+        env["LOCKSTEP_PROBE"] = "1"
+        env["LOCKSTEP_TRACE_DIR"] = os.path.join(out, "traces")
+        env["LOCKSTEP_RUN_NAME"] = "probe_overhead"
+        env["PYTHONPATH"] = os.path.abspath(args.stage) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    procs = []
+    for r in range(args.ranks):
+        env_r = dict(env, RANK=str(r), LOCAL_RANK=str(r))
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps),
+               "--width", str(args.width), "--batch", str(args.batch), "--threads", str(args.threads)]
+        procs.append(subprocess.Popen(cmd, env=env_r))
+    for p in procs:
+        if p.wait() != 0:
+            sys.exit("probe_overhead: a rank failed (exit %d)" % p.returncode)
+    with open(os.path.join(out, "times-0.json")) as f:
+        result = json.load(f)
+    if probe:
+        trace = os.path.join(out, "traces", "rank-0.trace")
+        steps = sum(1 for line in open(trace) if line.startswith('{"type":"step"'))
+        if steps != args.steps:
+            sys.exit("probe_overhead: the probe recorded %d steps, not %d" % (steps, args.steps))
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", default="build/python", help="the staged probe (<build>/python)")
+    ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--width", type=int, default=1120, help="MLP width: 1120 gives 10.0M parameters")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    if not os.path.isdir(os.path.join(args.stage, "lockstep")):
+        sys.exit("probe_overhead: no staged probe in %s (build the lockstep_probe target)" % args.stage)
+    workdir = tempfile.mkdtemp(prefix="probe_overhead.")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    off_all, on_all, ratios, cpu_ratios, direct, direct_cpu = [], [], [], [], [], []
+    params = 0
+    for repeat in range(args.repeats):
+        order = (False, True) if repeat % 2 == 0 else (True, False)
+        medians, cpu_medians = {}, {}
+        for probe in order:
+            r = run_variant(args, probe, workdir, port + repeat * 2 + int(probe))
+            params = r["params"]
+            kept = r["times"][args.warmup:]
+            medians[probe] = statistics.median(kept)
+            cpu_medians[probe] = statistics.median(r["cpu"][args.warmup:])
+            if probe:
+                busy_wall, busy_cpu = (b / args.steps for b in r["busy"])
+            (on_all if probe else off_all).extend(kept)
+        ratios.append(medians[True] / medians[False])
+        cpu_ratios.append(cpu_medians[True] / cpu_medians[False])
+        direct.append(busy_wall / medians[False])
+        direct_cpu.append(busy_cpu / cpu_medians[False])
+        print("repeat %d: without %.1f ms, with %.1f ms per step (%+.2f%%); CPU time %.1f / %.1f ms (%+.2f%%)" % (
+            repeat + 1, medians[False] * 1e3, medians[True] * 1e3, (ratios[-1] - 1) * 100,
+            cpu_medians[False] * 1e3, cpu_medians[True] * 1e3, (cpu_ratios[-1] - 1) * 100), flush=True)
+        print("          the probe's own time per step: %.1f ms wall, %.1f ms CPU = %.2f%% / %.2f%% of the step "
+              "without it" % (busy_wall * 1e3, busy_cpu * 1e3, direct[-1] * 100, direct_cpu[-1] * 100), flush=True)
+    off, on = statistics.median(off_all), statistics.median(on_all)
+    ratio = statistics.median(ratios)
+    cpu_ratio = statistics.median(cpu_ratios)
+    direct_ratio, direct_cpu_ratio = statistics.median(direct), statistics.median(direct_cpu)
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import torch
+
+    summary = ("%.1fM-parameter MLP, AdamW, DDP on gloo, %d ranks x %d thread(s), batch %d per rank: "
+               "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
+               "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
+               "step's wall time, %.2f%% of its CPU time" % (
+                   params / 1e6, args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
+                   (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100))
+    print(summary)
+    if args.markdown:
+        print("| %s | %s, %d cores, torch %s | %s |" % (
+            datetime.datetime.utcnow().strftime("%Y-%m-%d"), cpu, os.cpu_count(), torch.__version__, summary))
+
+
+if __name__ == "__main__":
+    main()

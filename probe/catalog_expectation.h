@@ -1,0 +1,60 @@
+// What an example program of examples/ must produce, read from its sidecar
+// `<example>.expect.json`, and the comparison of a run's findings against it. Shared by the
+// probe's catalog test (its own launcher) and any test that runs the catalog through
+// `lockstep exec`, so both hold the examples to the same expectations.
+//
+//   {
+//     "ranks": 3,                      // how many ranks to start
+//     "repeats": 5,                    // runs that must all match (clean programs: flakiness)
+//     "why": "...",                    // one line for people
+//     "findings": [                    // each must be reported, once, by its checker
+//       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
+//        "message_contains": ["..."]}  // step, ranks, tensor, message_contains: optional
+//     ],
+//     "also": ["replica_weights"]      // checkers that may report the bug's consequences too
+//   }
+//
+// Any finding of a checker that is neither expected nor in `also` is a mismatch: a clean
+// program ("findings": []) passes only with no finding at all.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/result/finding.h"
+
+namespace lockstep::probe {
+
+struct ExpectedFinding {
+  std::string checker;
+  std::optional<int64_t> step;
+  std::optional<std::vector<int>> ranks;
+  std::string tensor;                         // "" = any
+  std::vector<std::string> message_contains;
+};
+
+struct CatalogExpectation {
+  std::filesystem::path program;  // the example, next to its sidecar
+  int ranks = 2;
+  int repeats = 1;
+  std::string why;
+  std::vector<ExpectedFinding> findings;
+  std::vector<std::string> also;
+};
+
+// Reads `<dir>/<name>.expect.json`; `program` is `<dir>/<name>.py`. Errors name the file and
+// the field.
+Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& sidecar);
+
+// Every `*.expect.json` of `dir`, sorted by name.
+Result<std::vector<CatalogExpectation>> ReadCatalog(const std::filesystem::path& dir);
+
+// One line per difference between `findings` and the expectation; empty when they match.
+std::vector<std::string> MatchCatalogExpectation(const CatalogExpectation& expected,
+                                                 const std::vector<Finding>& findings);
+
+}  // namespace lockstep::probe

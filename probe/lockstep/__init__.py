@@ -1,0 +1,1 @@
+"""lockstep's Python side: the probe that traces a PyTorch program (lockstep.probe)."""

@@ -1,0 +1,157 @@
+"""Automatic attachment (LOCKSTEP_PROBE=1, through sitecustomize): patches torch right after the
+program imports it, so the program needs no change.
+
+  init_process_group  -> opens rank-<RANK>.trace and wraps the world group (_groups.py)
+  new_group           -> wraps the new group
+  DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
+  optimizer steps     -> torch >= 2.0: the global step pre/post hooks of torch.optim; torch 1.13 has
+                         none, so each optimizer class's `step` is wrapped once when its first
+                         instance is built (LR schedulers wrap the instance's bound step later,
+                         which still calls the class's)
+  Tensor.backward     -> the loss (the scalar the program calls backward on)
+"""
+
+import functools
+import importlib
+import threading
+
+from lockstep import probe
+
+_installed = False
+_tls = threading.local()
+
+
+def _patch_init_process_group(torch):
+    dist = torch.distributed
+    c10d = dist.distributed_c10d
+    original = c10d.init_process_group
+
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            probe.open_trace(torch)
+        except probe.ProbeError as e:
+            probe._say(str(e))
+        return result
+
+    c10d.init_process_group = init_process_group
+    dist.init_process_group = init_process_group
+
+    original_new_group = c10d.new_group
+
+    @functools.wraps(original_new_group)
+    def new_group(*args, **kwargs):
+        pg = original_new_group(*args, **kwargs)
+        st = probe._STATE
+        if st.session is None or st.failed is not None:
+            return pg
+        try:
+            from lockstep import _groups
+
+            with st.lock:
+                return _groups.wrap_subgroup(torch, st.session, pg, st.wrapped_groups)
+        except Exception as e:  # noqa: BLE001 -- the program keeps its unrecorded group
+            probe._fail("wrapping new_group: %s: %s" % (type(e).__name__, e))
+            return pg
+
+    c10d.new_group = new_group
+    dist.new_group = new_group
+
+
+def _patch_ddp(torch):
+    DDP = torch.nn.parallel.DistributedDataParallel
+    original = DDP.__init__
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if probe.enabled():
+            try:
+                probe.add_model(self)
+            except Exception as e:  # noqa: BLE001
+                probe._fail("registering a DDP model: %s: %s" % (type(e).__name__, e))
+
+    DDP.__init__ = __init__
+
+
+def _in_step():
+    s = getattr(_tls, "stepping", None)
+    if s is None:
+        s = _tls.stepping = set()
+    return s
+
+
+def _wrap_step(cls):
+    step = cls.__dict__.get("step")
+    if step is None or getattr(step, "_lockstep_probe", False):
+        return
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        # A subclass's step calling its parent's (both wrapped) is one step.
+        stepping = _in_step()
+        if id(self) in stepping:
+            return step(self, *args, **kwargs)
+        stepping.add(id(self))
+        try:
+            probe.before_optimizer_step(self)
+            result = step(self, *args, **kwargs)
+            probe.after_optimizer_step(self)
+            return result
+        finally:
+            stepping.discard(id(self))
+
+    wrapper._lockstep_probe = True
+    # torch 1.13's profiler wrapper checks this attribute to wrap a class only once.
+    wrapper.hooked = getattr(step, "hooked", False)
+    cls.step = wrapper
+
+
+def _patch_optimizers(torch):
+    # torch.optim deletes its submodule names from its namespace: take the module itself.
+    optimizer_module = importlib.import_module("torch.optim.optimizer")
+    if hasattr(optimizer_module, "register_optimizer_step_post_hook"):  # torch >= 2.0
+        optimizer_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: probe.before_optimizer_step(opt))
+        optimizer_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: probe.after_optimizer_step(opt))
+        return
+    Optimizer = torch.optim.Optimizer
+    original = Optimizer.__init__
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        for cls in type(self).__mro__:
+            if cls is Optimizer:
+                break
+            _wrap_step(cls)
+
+    Optimizer.__init__ = __init__
+
+
+def _patch_backward(torch):
+    original = torch.Tensor.backward
+
+    @functools.wraps(original)
+    def backward(self, *args, **kwargs):
+        if probe.enabled():
+            probe.note_backward(self)
+        return original(self, *args, **kwargs)
+
+    torch.Tensor.backward = backward
+
+
+def install(torch):
+    """Patches `torch` (called once, right after it was imported)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    import torch.distributed  # noqa: F401 -- the submodules patched below
+    import torch.nn.parallel  # noqa: F401
+    import torch.optim.optimizer  # noqa: F401
+
+    _patch_init_process_group(torch)
+    _patch_ddp(torch)
+    _patch_optimizers(torch)
+    _patch_backward(torch)

@@ -1,0 +1,451 @@
+"""lockstep's probe for PyTorch programs (docs/PROBE.md).
+
+After every optimizer step it writes, through the project's own C++ trace writer and digest
+(the _lockstep_probe extension), one step record per rank: the digest, numel, dtype and norm of
+every parameter, every gradient as the optimizer saw it, every buffer and every optimizer-state
+tensor, named after the owning module; the loss where the program reports one. Every collective
+the rank issues goes through a recording process group (_lockstep_probe.Session.wrap_group), DDP's
+gradient-bucket all-reduces included. The trace is the one `lockstep-rank` writes, so lockstep's
+checkers judge it unchanged.
+
+Two ways in:
+  * automatic: LOCKSTEP_PROBE=1 and this folder on PYTHONPATH (what `lockstep exec` does); the
+    sitecustomize next to this package patches torch when the program imports it (_auto.py);
+  * explicit: ``from lockstep import probe; probe.attach(model, optimizer)`` after
+    ``init_process_group`` and before wrapping the model in DDP, then ``probe.step(loss=...)``
+    after each ``optimizer.step()``.
+
+When a step record is written: the gradients and the optimizer state are digested right after
+the optimizer step (the program may zero the gradients before anything else happens), the
+parameters and buffers at the end of the step, i.e. just before the next forward pass of a
+known model, before an optimizer steps a second time, at probe.step(), or at exit. So a weight
+edited after optimizer.step() shows in that step's record, and several optimizers stepping in
+one iteration make one record.
+"""
+
+import atexit
+import gc
+import os
+import socket
+import sys
+import threading
+import time
+import weakref
+
+__all__ = ["attach", "step", "enabled", "busy_seconds", "ProbeError"]
+
+
+class ProbeError(RuntimeError):
+    """The probe cannot do what it was asked (a harness error, never a finding)."""
+
+
+def _say(message):
+    sys.stderr.write("lockstep probe: %s\n" % message)
+    sys.stderr.flush()
+
+
+def _ext():
+    try:
+        from lockstep import _lockstep_probe  # the compiled part, staged next to this file
+    except ImportError as e:
+        raise ProbeError("cannot load the compiled part of the probe: %s" % e) from None
+    return _lockstep_probe
+
+
+class _State:
+    """Everything the probe knows about this process. One per process (``_STATE``)."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.session = None          # _lockstep_probe.Session once torch.distributed is up
+        self.failed = None           # first error of the probe itself: recording stops
+        # Held until exit, not weakly: the last step's record is written at exit, after the
+        # program's main() let go of its model and optimizer.
+        self.models = []             # modules (DDP's inner module), discovery order
+        self.hooked_models = weakref.WeakSet()
+        self.optimizers = []         # attach order
+        self.manual = weakref.WeakSet()  # optimizers recorded through probe.step() only
+        self.names = {}              # id(param) -> name
+        self.discovered = weakref.WeakSet()  # optimizers whose params were looked for in gc
+        self.stepped = set()         # id(optimizer) stepped since the last record
+        self.parts = []              # Captured grads and optimizer state of the pending step
+        self.lr = None
+        self.loss = None
+        self.steps = 0               # step records written
+        self.in_step = False         # the program is between its first forward/backward and the record
+        self.uncaught = False        # the program died of an exception: no footer (a crash)
+        self.wrapped_groups = {}     # name -> wrapped group (torch >= 2.0: the backend wrapper)
+        # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
+        # thread): what bench/probe_overhead.py reports as the probe's direct cost.
+        self.busy_s = 0.0
+        self.busy_cpu_s = 0.0
+
+
+_STATE = _State()
+
+
+def enabled():
+    """Whether a trace is being written in this process."""
+    return _STATE.session is not None and _STATE.failed is None
+
+
+def busy_seconds():
+    """(wall, CPU) seconds this process spent in the probe's hooks so far."""
+    return _STATE.busy_s, _STATE.busy_cpu_s
+
+
+# ----------------------------------------------------------------------------- the trace file
+
+def _trace_dir():
+    return os.environ.get("LOCKSTEP_TRACE_DIR", "")
+
+
+def open_trace(torch, trace_dir=None):
+    """Opens rank-<RANK>.trace once torch.distributed is initialized; wraps the world group."""
+    st = _STATE
+    with st.lock:
+        if st.session is not None or st.failed is not None:
+            return st.session
+        dist = torch.distributed
+        if not dist.is_available() or not dist.is_initialized():
+            raise ProbeError("torch.distributed is not initialized: call init_process_group first")
+        trace_dir = trace_dir or _trace_dir()
+        if not trace_dir:
+            raise ProbeError("no trace directory: set LOCKSTEP_TRACE_DIR (lockstep exec does)")
+        ext = _ext()
+        rank = dist.get_rank()
+        backend = str(dist.get_backend())
+        device = "cpu"
+        if backend == "nccl" and torch.cuda.is_available():
+            device = "cuda:%d" % torch.cuda.current_device()
+        header = {
+            "rank": rank,
+            "world_size": dist.get_world_size(),
+            "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "device": device,
+            "backend": backend,
+            "scenario_id": os.environ.get("LOCKSTEP_RUN_NAME", ""),
+            "versions": {
+                "python_torch": str(torch.__version__),
+                "probe_torch_built": ext.TORCH_VERSION_BUILT,
+                "python": "%d.%d.%d" % sys.version_info[:3],
+            },
+        }
+        path = os.path.join(trace_dir, ext.trace_file_name(rank))
+        try:
+            st.session = ext.open_session(path, header)
+        except RuntimeError as e:
+            raise ProbeError(str(e)) from None
+        atexit.register(_at_exit)
+        _chain_excepthook()
+        from lockstep import _groups
+
+        _groups.wrap_world(torch, st.session, st.wrapped_groups)
+        return st.session
+
+
+def _fail(error):
+    """A probe error: said on stderr, written as the footer's status (a harness error for
+    lockstep, outcome `error`), and the probe stops recording; the program goes on."""
+    st = _STATE
+    if st.failed is not None:
+        return
+    st.failed = str(error)
+    _say(st.failed)
+    if st.session is not None:
+        try:
+            st.session.footer(st.steps, "lockstep probe: " + st.failed)
+        except RuntimeError:
+            pass
+
+
+def _chain_excepthook():
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        _STATE.uncaught = True
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
+def _at_exit():
+    st = _STATE
+    if st.session is None or st.failed is not None:
+        return
+    try:
+        with st.lock:
+            if st.stepped:
+                _write_record(None)
+            err = st.session.collective_error()
+            if err:
+                _fail(err)
+                return
+            # An uncaught exception is the program's crash: no footer, as for a killed rank.
+            if not st.uncaught:
+                st.session.footer(st.steps, "ok")
+    except Exception as e:  # noqa: BLE001 -- at exit nothing may escape
+        _fail(e)
+
+
+# ----------------------------------------------------------------------------- names
+
+def add_model(model):
+    """Records `model`'s parameters and buffers under their names (DDP's `module.` stripped)."""
+    st = _STATE
+    inner = getattr(model, "module", None)
+    import torch
+
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel) and inner is not None:
+        target = inner
+    else:
+        target = model
+    with st.lock:
+        if any(m is target for m in st.models):
+            return
+        st.models.append(target)
+        for name, p in target.named_parameters():
+            st.names.setdefault(id(p), name)
+        if model not in st.hooked_models:
+            # The end of a step is the next forward pass: that is where its record is written.
+            model.register_forward_pre_hook(_before_forward)
+            st.hooked_models.add(model)
+
+
+def _discover_models(optimizer):
+    """Names for an optimizer's parameters that no known model owns: the largest module alive
+    that holds them (a manual all-reduce loop has no DDP to find it by)."""
+    import torch
+
+    st = _STATE
+    st.discovered.add(optimizer)
+    wanted = {id(p) for g in optimizer.param_groups for p in g["params"]} - set(st.names)
+    if not wanted:
+        return
+    candidates = []
+    for obj in gc.get_objects():
+        # type(), not isinstance(): some objects warn when their __class__ is read (reduce_op).
+        if issubclass(type(obj), torch.nn.Module) and not issubclass(type(obj), torch.nn.parallel.DistributedDataParallel):
+            ids = {id(p) for p in obj.parameters()}
+            hit = len(ids & wanted)
+            if hit:
+                candidates.append((hit, len(ids), type(obj).__name__, obj))
+    # The module that covers the most of them (the whole model, not one of its layers).
+    candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))
+    if candidates:
+        add_model(candidates[0][3])
+
+
+def _param_name(optimizer_index, group_index, param_index, p):
+    name = _STATE.names.get(id(p))
+    if name is None:
+        name = "optimizer%d.group%d.param%d" % (optimizer_index, group_index, param_index)
+        _STATE.names[id(p)] = name
+    return name
+
+
+# ----------------------------------------------------------------------------- recording
+
+def _optimizer_index(optimizer):
+    st = _STATE
+    for i, opt in enumerate(st.optimizers):
+        if opt is optimizer:
+            return i
+    st.optimizers.append(optimizer)
+    return len(st.optimizers) - 1
+
+
+def _zero_redundancy(optimizer):
+    try:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+    except ImportError:
+        return False
+    return isinstance(optimizer, ZeroRedundancyOptimizer)
+
+
+def _capture_optimizer(optimizer):
+    """Gradients as the optimizer saw them and its state, right after its step."""
+    import torch
+
+    st = _STATE
+    index = _optimizer_index(optimizer)
+    if optimizer not in st.discovered:
+        _discover_models(optimizer)
+    grad_names, grads, state_names, states = [], [], [], []
+    for gi, group in enumerate(optimizer.param_groups):
+        for pi, p in enumerate(group["params"]):
+            name = _param_name(index, gi, pi, p)
+            if p.grad is not None:
+                grad_names.append(name)
+                grads.append(p.grad)
+            for key, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, torch.Tensor):
+                    state_names.append("%s#%s" % (name, key))
+                    states.append(value)
+    s = st.session
+    st.parts.append(s.capture("grad", grad_names, grads))
+    # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
+    st.parts.append(s.capture("optimizer_state", state_names, states, not _zero_redundancy(optimizer)))
+    if st.lr is None and optimizer.param_groups:
+        lr = optimizer.param_groups[0].get("lr")
+        if isinstance(lr, torch.Tensor):
+            lr = lr.item()
+        st.lr = float(lr) if lr is not None else None
+
+
+def _write_record(loss):
+    """Writes the pending step: parameters and buffers now, with what the optimizers captured."""
+    st = _STATE
+    s = st.session
+    names, params, buf_names, bufs = [], [], [], []
+    seen = set()
+    for model in st.models:
+        for name, p in model.named_parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                names.append(name)
+                params.append(p.detach())
+        for name, b in model.named_buffers():
+            buf_names.append(name)
+            bufs.append(b)
+    # Parameters an optimizer steps that no model holds (named optimizer<i>.group<g>.param<j>).
+    for opt in st.optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    names.append(st.names.get(id(p), "param%d" % len(names)))
+                    params.append(p.detach())
+    parts = [s.capture("param", names, params)] + st.parts + [s.capture("buffer", buf_names, bufs)]
+    if loss is None:
+        loss = st.loss
+    st.steps += 1
+    s.write_step(st.steps, loss, st.lr, parts)
+    st.parts = []
+    st.stepped = set()
+    st.lr = None
+    st.loss = None
+    st.in_step = False
+    s.step = st.steps + 1
+
+
+def _guard(fn):
+    """Runs a probe action; an error in it stops the probe (never the program)."""
+
+    def run(*args, **kwargs):
+        st = _STATE
+        if st.session is None or st.failed is not None:
+            return None
+        t0, c0 = time.perf_counter(), time.thread_time()
+        try:
+            with st.lock:
+                return fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 -- the program must not die of its probe
+            _fail("%s: %s" % (type(e).__name__, e))
+            return None
+        finally:
+            st.busy_s += time.perf_counter() - t0
+            st.busy_cpu_s += time.thread_time() - c0
+
+    return run
+
+
+def _start_of_step():
+    """The program began a step (a forward pass or backward of a known model): collectives from
+    now on belong to it, and a heartbeat says the rank is alive at its start (as lockstep-rank's)."""
+    st = _STATE
+    if not st.in_step:
+        st.in_step = True
+        if st.session.step == 0:
+            st.session.step = 1
+        st.session.heartbeat()
+
+
+@_guard
+def _before_forward_locked():
+    st = _STATE
+    if st.stepped:
+        _write_record(None)
+    _start_of_step()
+
+
+def _before_forward(module, inputs):
+    _before_forward_locked()
+
+
+@_guard
+def before_optimizer_step(optimizer):
+    st = _STATE
+    if optimizer in st.manual:
+        return
+    # The same optimizer stepping again with no forward pass seen in between: the previous step
+    # ended (a model the probe does not know ran its forward).
+    if id(optimizer) in st.stepped:
+        _write_record(None)
+    _start_of_step()
+
+
+@_guard
+def after_optimizer_step(optimizer):
+    st = _STATE
+    if optimizer in st.manual:
+        return
+    _capture_optimizer(optimizer)
+    st.stepped.add(id(optimizer))
+
+
+@_guard
+def note_backward(tensor):
+    """The loss: what the program calls backward() on (summed over accumulated micro-batches)."""
+    st = _STATE
+    _start_of_step()
+    if tensor.numel() == 1:
+        value = float(tensor.detach())
+        st.loss = value if st.loss is None else st.loss + value
+
+
+# ----------------------------------------------------------------------------- explicit API
+
+def attach(model=None, optimizer=None, trace_dir=None):
+    """Traces this process explicitly: `model` (a module or a DDP) and `optimizer` (one or a
+    list). Call after init_process_group and, for DDP's own all-reduces to be recorded, before
+    wrapping the model in DistributedDataParallel. Then call step() after every optimizer step."""
+    import torch
+
+    try:
+        open_trace(torch, trace_dir)
+    except ProbeError as e:
+        _say(str(e))
+        raise
+    st = _STATE
+    if model is not None:
+        add_model(model)
+    optimizers = optimizer if isinstance(optimizer, (list, tuple)) else [optimizer]
+    with st.lock:
+        for opt in optimizers:
+            if opt is not None:
+                _optimizer_index(opt)
+                st.manual.add(opt)
+
+
+def step(loss=None):
+    """Writes the step record now: call it after optimizer.step() (before zero_grad)."""
+    import torch
+
+    st = _STATE
+    if st.session is None or st.failed is not None:
+        return
+
+    @_guard
+    def record():
+        for opt in st.optimizers:
+            if opt in st.manual:
+                _capture_optimizer(opt)
+        value = loss
+        if isinstance(value, torch.Tensor):
+            value = float(value.detach())
+        _write_record(value)
+
+    record()

@@ -1,0 +1,139 @@
+// _lockstep_probe: the compiled part of the Python probe. It exposes the project's trace writer,
+// tensor digest and collective recording to lockstep/probe.py; it has no logic of its own about
+// when to record (that is the Python side's, which sees the program's optimizers and models).
+// Errors become RuntimeError with the Status's text; probe.py prints them as `lockstep probe: ...`.
+#include <torch/csrc/utils/pybind.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/build_info.h"
+#include "harness/core/lifeline.h"
+#include "harness/trace/tensor_digest.h"
+#include "harness/trace/trace_writer.h"
+#include "probe/probe_session.h"
+#include "probe/recording_process_group.h"
+
+namespace py = pybind11;
+
+namespace lockstep::probe {
+namespace {
+
+void ThrowIfError(const Status& s) {
+  if (!s.ok()) throw std::runtime_error(s.ToString());
+}
+
+// Tensor records digested at one moment (gradients right after the optimizer step, before the
+// program zeroes them), written later as part of a step record.
+struct Captured {
+  std::vector<TensorRecord> records;
+};
+
+Captured Capture(const std::string& kind_name, const std::vector<std::string>& names,
+                 const std::vector<at::Tensor>& tensors, bool replicated) {
+  const std::optional<TensorKind> kind = TensorKindFromString(kind_name);
+  if (!kind) throw std::invalid_argument("unknown tensor kind '" + kind_name + "'");
+  if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
+  Captured out;
+  out.records.reserve(tensors.size());
+  py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Result<TensorRecord> r = MakeTensorRecord(names[i], *kind, tensors[i], replicated);
+    ThrowIfError(r.status());
+    out.records.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
+               const std::vector<const Captured*>& parts) {
+  StepRecord record;
+  record.step = step;
+  record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
+  record.lr = lr.value_or(0.0);
+  record.wall_s = session.WallSeconds();
+  size_t n = 0;
+  for (const Captured* p : parts) n += p->records.size();
+  record.tensors.reserve(n);
+  double grad_sq = 0.0;
+  bool any_grad = false;
+  for (const Captured* p : parts) {
+    for (const TensorRecord& t : p->records) {
+      if (t.kind == TensorKind::kGrad) {
+        grad_sq += t.norm * t.norm;
+        any_grad = true;
+      }
+      record.tensors.push_back(t);
+    }
+  }
+  // The global norm of the gradients the optimizer saw, from their recorded norms.
+  record.grad_norm = any_grad ? std::sqrt(grad_sq) : std::numeric_limits<double>::quiet_NaN();
+  ThrowIfError(session.WriteStep(record));
+}
+
+std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dict& h) {
+  TraceHeader header;
+  header.rank = h["rank"].cast<int>();
+  header.world_size = h["world_size"].cast<int>();
+  header.local_rank = h["local_rank"].cast<int>();
+  header.host = h["host"].cast<std::string>();
+  header.pid = h["pid"].cast<int64_t>();
+  header.device = h["device"].cast<std::string>();
+  header.backend = h["backend"].cast<std::string>();
+  header.scenario_id = h["scenario_id"].cast<std::string>();
+  header.versions = BuildInfoMap();
+  for (const auto& [k, v] : h["versions"].cast<py::dict>()) header.versions[k.cast<std::string>()] = v.cast<std::string>();
+  Result<std::shared_ptr<ProbeSession>> session = ProbeSession::Open(path, header);
+  ThrowIfError(session.status());
+  // Like lockstep-rank: gone within a second of the `lockstep exec` that started this process.
+  WatchLifeline();
+  return std::move(session).value();
+}
+
+c10::intrusive_ptr<WrappedGroup> WrapGroup(const std::shared_ptr<ProbeSession>& session,
+                                           const c10::intrusive_ptr<WrappedGroup>& inner, const std::string& name) {
+  if (dynamic_cast<RecordingProcessGroup*>(inner.get()) != nullptr) return inner;
+  return c10::make_intrusive<RecordingProcessGroup>(inner, session, name);
+}
+
+}  // namespace
+}  // namespace lockstep::probe
+
+PYBIND11_MODULE(_lockstep_probe, m) {
+  using namespace lockstep;
+  using namespace lockstep::probe;
+  m.doc() = "lockstep's trace writer, tensor digest and collective recording for the Python probe";
+  m.attr("TORCH_VERSION_BUILT") = TORCH_VERSION;
+  m.attr("WRAPS_BACKEND") = TORCH_VERSION_MAJOR >= 2;
+  m.def("trace_file_name", &TraceFileName, py::arg("rank"));
+  m.def("lockstep_version", [] { return GetBuildInfo().version; });
+
+  py::class_<Captured>(m, "Captured").def_property_readonly("size", [](const Captured& c) { return c.records.size(); });
+
+  py::class_<ProbeSession, std::shared_ptr<ProbeSession>>(m, "Session")
+      .def_property_readonly("path", &ProbeSession::path)
+      .def_property("step", &ProbeSession::step, &ProbeSession::set_step)
+      .def("wall_seconds", &ProbeSession::WallSeconds)
+      .def("capture", [](ProbeSession&, const std::string& kind, const std::vector<std::string>& names,
+                         const std::vector<at::Tensor>& tensors,
+                         bool replicated) { return Capture(kind, names, tensors, replicated); },
+           py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true)
+      .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"))
+      .def("heartbeat", [](ProbeSession& s) { ThrowIfError(s.WriteHeartbeat()); })
+      .def("footer", [](ProbeSession& s, int64_t steps, const std::string& status) {
+             ThrowIfError(s.WriteFooter(TraceFooter{steps, status}));
+           })
+      .def("log", [](ProbeSession& s, const std::string& line) { ThrowIfError(s.WriteLog(line)); })
+      .def("collective_error", [](ProbeSession& s) { return s.collective_status().ok() ? std::string() : s.collective_status().ToString(); })
+      .def("wrap_group", &WrapGroup, py::arg("group"), py::arg("name"));
+
+  m.def("open_session", &OpenSession, py::arg("path"), py::arg("header"));
+  m.def("is_recording_group", [](const c10::intrusive_ptr<WrappedGroup>& g) {
+    return dynamic_cast<RecordingProcessGroup*>(g.get()) != nullptr;
+  });
+}

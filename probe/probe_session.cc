@@ -1,0 +1,62 @@
+#include "probe/probe_session.h"
+
+#include <chrono>
+
+namespace lockstep::probe {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<ProbeSession>> ProbeSession::Open(const std::string& path, const TraceHeader& header) {
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(path, header);
+  if (!writer.ok()) return writer.status();
+  return std::shared_ptr<ProbeSession>(new ProbeSession(std::move(writer).value(), path));
+}
+
+ProbeSession::ProbeSession(std::unique_ptr<TraceWriter> writer, std::string path)
+    : writer_(std::move(writer)), path_(std::move(path)), start_ns_(NowNs()) {}
+
+double ProbeSession::WallSeconds() const { return static_cast<double>(NowNs() - start_ns_) * 1e-9; }
+
+Status ProbeSession::WriteStep(const StepRecord& record) { return writer_->WriteStep(record); }
+
+Status ProbeSession::WriteHeartbeat() { return writer_->WriteHeartbeat(step(), WallSeconds()); }
+
+Status ProbeSession::WriteFooter(const TraceFooter& footer) { return writer_->WriteFooter(footer); }
+
+Status ProbeSession::WriteLog(const std::string& line) { return writer_->WriteLog(line); }
+
+uint64_t ProbeSession::CollectiveStarted(CollectiveRecord record) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    record.seq = seq_[record.group]++;
+  }
+  record.step = step();
+  record.start_s = WallSeconds();
+  Status s = writer_->WriteCollectiveBegin(record);
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (collective_status_.ok()) collective_status_ = s;
+  }
+  return record.seq;
+}
+
+void ProbeSession::CollectiveEnded(const std::string& group, uint64_t seq) {
+  Status s = writer_->WriteCollectiveEnd(group, seq, WallSeconds());
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (collective_status_.ok()) collective_status_ = s;
+  }
+}
+
+Status ProbeSession::collective_status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return collective_status_;
+}
+
+}  // namespace lockstep::probe

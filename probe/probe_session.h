@@ -1,0 +1,61 @@
+// One traced process's trace: the project's TraceWriter, the step the program is in, and the
+// per-group sequence numbers of the collectives it issues. Shared by the Python-facing module
+// (step records, heartbeats, footer) and every RecordingProcessGroup (collective records), which
+// may call it from c10d's and autograd's threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/core/status.h"
+#include "harness/trace/trace_record.h"
+#include "harness/trace/trace_writer.h"
+
+namespace lockstep::probe {
+
+class ProbeSession {
+ public:
+  // Opens `path` (created, truncated) and writes the header.
+  static Result<std::shared_ptr<ProbeSession>> Open(const std::string& path, const TraceHeader& header);
+
+  // The optimizer step the program is in: collectives issued now are recorded with it.
+  void set_step(int64_t step) { step_.store(step, std::memory_order_relaxed); }
+  int64_t step() const { return step_.load(std::memory_order_relaxed); }
+
+  // Seconds since the session opened (the trace's wall_s).
+  double WallSeconds() const;
+
+  Status WriteStep(const StepRecord& record);
+  Status WriteHeartbeat();
+  Status WriteFooter(const TraceFooter& footer);
+  Status WriteLog(const std::string& line);
+
+  // A collective of `group` is about to start: writes its begin record with the next seq of that
+  // group and returns the seq for CollectiveEnded.
+  uint64_t CollectiveStarted(CollectiveRecord record);
+  void CollectiveEnded(const std::string& group, uint64_t seq);
+
+  // The first error writing a collective record (they are written from threads that cannot
+  // return one); the Python side turns it into a `lockstep probe:` message.
+  Status collective_status() const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  ProbeSession(std::unique_ptr<TraceWriter> writer, std::string path);
+
+  std::unique_ptr<TraceWriter> writer_;
+  std::string path_;
+  const int64_t start_ns_;
+  std::atomic<int64_t> step_{0};
+  mutable std::mutex mu_;  // seq_ and collective_status_
+  std::map<std::string, uint64_t> seq_;
+  Status collective_status_;
+};
+
+}  // namespace lockstep::probe

@@ -1,0 +1,169 @@
+#include "probe/recording_process_group.h"
+
+#include <ATen/core/ivalue.h>
+
+#include <utility>
+
+#include "harness/trace/dtype_name.h"
+
+namespace lockstep::probe {
+namespace {
+
+int64_t Numel(const std::vector<at::Tensor>& tensors) {
+  int64_t n = 0;
+  for (const at::Tensor& t : tensors) n += t.numel();
+  return n;
+}
+
+const at::Tensor* First(const std::vector<at::Tensor>& tensors) { return tensors.empty() ? nullptr : &tensors.front(); }
+
+}  // namespace
+
+std::string ReduceName(const c10d::ReduceOp& op) {
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return "sum";
+    case c10d::ReduceOp::AVG: return "avg";
+    case c10d::ReduceOp::MAX: return "max";
+    case c10d::ReduceOp::MIN: return "min";
+    case c10d::ReduceOp::PRODUCT: return "product";
+    case c10d::ReduceOp::BAND: return "band";
+    case c10d::ReduceOp::BOR: return "bor";
+    case c10d::ReduceOp::BXOR: return "bxor";
+    case c10d::ReduceOp::PREMUL_SUM: return "premul_sum";
+    default: return "unknown";
+  }
+}
+
+RecordingProcessGroup::RecordingProcessGroup(c10::intrusive_ptr<WrappedGroup> inner,
+                                             std::shared_ptr<ProbeSession> session, std::string group)
+    : WrappedGroup(inner->getRank(), inner->getSize()),
+      inner_(std::move(inner)),
+      session_(std::move(session)),
+      group_(std::move(group)) {}
+
+uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root,
+                                      const std::string& reduce) {
+  CollectiveRecord r;
+  r.group = group_;
+  r.op = op;
+  r.dtype = first && first->defined() ? DtypeName(first->scalar_type()) : "";
+  r.count = count;
+  r.root = static_cast<int>(root);
+  r.reduce = reduce;
+  return session_->CollectiveStarted(std::move(r));
+}
+
+WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
+  // The end is when the collective's result is ready, which for an asynchronous backend is after
+  // this call returns: the work's future says when. Backends without futures end here.
+  c10::intrusive_ptr<c10::ivalue::Future> future;
+  try {
+    future = work->getFuture();
+  } catch (const c10::Error&) {
+    future.reset();
+  }
+  if (future) {
+    std::weak_ptr<ProbeSession> session = session_;
+    future->addCallback([session, group = group_, seq](c10::ivalue::Future&) {
+      if (auto s = session.lock()) s->CollectiveEnded(group, seq);
+    });
+  } else {
+    session_->CollectiveEnded(group_, seq);
+  }
+  return work;
+}
+
+WorkPtr RecordingProcessGroup::broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  const uint64_t seq = Begin("broadcast", First(tensors), Numel(tensors), opts.rootRank, "");
+  return End(inner_->broadcast(tensors, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  const uint64_t seq = Begin("all_reduce", First(tensors), Numel(tensors), -1, ReduceName(opts.reduceOp));
+  return End(inner_->allreduce(tensors, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                   const c10d::AllreduceCoalescedOptions& opts) {
+  const uint64_t seq = Begin("all_reduce", First(tensors), Numel(tensors), -1, ReduceName(opts.reduceOp));
+  return End(inner_->allreduce_coalesced(tensors, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  const uint64_t seq = Begin("reduce", First(tensors), Numel(tensors), opts.rootRank, ReduceName(opts.reduceOp));
+  return End(inner_->reduce(tensors, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                         std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
+  const uint64_t seq = Begin("all_gather", First(inputs), Numel(inputs), -1, "");
+  return End(inner_->allgather(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                               const c10d::AllgatherOptions& opts) {
+  const uint64_t seq = Begin("all_gather", &input, input.numel(), -1, "");
+  return End(inner_->_allgather_base(output, input, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                                   std::vector<at::Tensor>& inputs,
+                                                   const c10d::AllgatherOptions& opts) {
+  const uint64_t seq = Begin("all_gather", First(inputs), Numel(inputs), -1, "");
+  return End(inner_->allgather_coalesced(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                      const c10d::GatherOptions& opts) {
+  const uint64_t seq = Begin("gather", First(inputs), Numel(inputs), opts.rootRank, "");
+  return End(inner_->gather(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                                       const c10d::ScatterOptions& opts) {
+  // What this rank receives: the root's inputs exist on the root only.
+  const uint64_t seq = Begin("scatter", First(outputs), Numel(outputs), opts.rootRank, "");
+  return End(inner_->scatter(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                              std::vector<std::vector<at::Tensor>>& inputs,
+                                              const c10d::ReduceScatterOptions& opts) {
+  int64_t count = 0;
+  for (const auto& list : inputs) count += Numel(list);
+  const at::Tensor* first = inputs.empty() ? nullptr : First(inputs.front());
+  const uint64_t seq = Begin("reduce_scatter", first, count, -1, ReduceName(opts.reduceOp));
+  return End(inner_->reduce_scatter(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                    const c10d::ReduceScatterOptions& opts) {
+  const uint64_t seq = Begin("reduce_scatter", &input, input.numel(), -1, ReduceName(opts.reduceOp));
+  return End(inner_->_reduce_scatter_base(output, input, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                             std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
+                                             const c10d::AllToAllOptions& opts) {
+  const uint64_t seq = Begin("all_to_all", &input, input.numel(), -1, "");
+  return End(inner_->alltoall_base(output, input, output_splits, input_splits, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                        const c10d::AllToAllOptions& opts) {
+  const uint64_t seq = Begin("all_to_all", First(inputs), Numel(inputs), -1, "");
+  return End(inner_->alltoall(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::barrier(const c10d::BarrierOptions& opts) {
+  const uint64_t seq = Begin("barrier", nullptr, 0, -1, "");
+  return End(inner_->barrier(opts), seq);
+}
+
+void RecordingProcessGroup::monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) {
+  const uint64_t seq = Begin("barrier", nullptr, 0, -1, "");
+  inner_->monitoredBarrier(opts, wait_all_ranks);
+  session_->CollectiveEnded(group_, seq);
+}
+
+}  // namespace lockstep::probe

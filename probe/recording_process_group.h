@@ -1,0 +1,96 @@
+// A c10d process group that forwards every call to the one it wraps and records each collective
+// in the probe's trace first: op, dtype, element count, group, seq, root. DDP's Reducer issues its
+// gradient-bucket all-reduces on the process group it was given (through its default comm hook or
+// a user's hook calling torch.distributed), so wrapping the group catches them too, which hooks
+// on DDP alone would not. Point-to-point send/recv are forwarded without a record: they differ
+// across ranks by design and are no collective order to compare.
+//
+// torch < 2.0: c10d::ProcessGroup is the class backends implement, and the wrapper replaces the
+// group object in torch.distributed's tables. torch >= 2.0: backends implement c10d::Backend
+// behind a ProcessGroup that dispatches to them by device, and the wrapper is registered as the
+// group's backend for each device type (lockstep/_auto.py), with the same overrides.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/version.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probe/probe_session.h"
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#endif
+
+namespace lockstep::probe {
+
+#if TORCH_VERSION_MAJOR >= 2
+using WrappedGroup = c10d::Backend;
+#else
+using WrappedGroup = c10d::ProcessGroup;
+#endif
+using WorkPtr = c10::intrusive_ptr<c10d::Work>;
+
+class RecordingProcessGroup : public WrappedGroup {
+ public:
+  // `group` is the name collectives are recorded under ("world", or "pg<name>" for a subgroup).
+  RecordingProcessGroup(c10::intrusive_ptr<WrappedGroup> inner, std::shared_ptr<ProbeSession> session,
+                        std::string group);
+
+  const std::string getBackendName() const override { return inner_->getBackendName(); }
+  const c10::intrusive_ptr<WrappedGroup>& inner() const { return inner_; }
+
+  WorkPtr broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
+  WorkPtr allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  WorkPtr allreduce_coalesced(std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  WorkPtr reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  WorkPtr allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                    const c10d::AllgatherOptions& opts) override;
+  WorkPtr _allgather_base(at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) override;
+  WorkPtr allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                              const c10d::AllgatherOptions& opts) override;
+  WorkPtr gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                 const c10d::GatherOptions& opts) override;
+  WorkPtr scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                  const c10d::ScatterOptions& opts) override;
+  WorkPtr reduce_scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                         const c10d::ReduceScatterOptions& opts) override;
+  WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  WorkPtr alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
+                        std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override;
+  WorkPtr alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                   const c10d::AllToAllOptions& opts) override;
+  WorkPtr barrier(const c10d::BarrierOptions& opts) override;
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override;
+  void setSequenceNumberForGroup() override { inner_->setSequenceNumberForGroup(); }
+  uint64_t getSequenceNumberForGroup() override { return inner_->getSequenceNumberForGroup(); }
+  void startCoalescing() override { inner_->startCoalescing(); }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  WorkPtr endCoalescing() override { return inner_->endCoalescing(); }
+#else
+  void endCoalescing(std::vector<WorkPtr>& reqs) override { inner_->endCoalescing(reqs); }
+#endif
+  WorkPtr send(std::vector<at::Tensor>& tensors, int dst, int tag) override { return inner_->send(tensors, dst, tag); }
+  WorkPtr recv(std::vector<at::Tensor>& tensors, int src, int tag) override { return inner_->recv(tensors, src, tag); }
+  WorkPtr recvAnysource(std::vector<at::Tensor>& tensors, int tag) override {
+    return inner_->recvAnysource(tensors, tag);
+  }
+
+ private:
+  // Writes the begin record; returns its seq.
+  uint64_t Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root, const std::string& reduce);
+  // Writes the end record when the work completes (its future's callback), or at once for work
+  // without a future.
+  WorkPtr End(WorkPtr work, uint64_t seq);
+
+  c10::intrusive_ptr<WrappedGroup> inner_;
+  std::shared_ptr<ProbeSession> session_;
+  std::string group_;
+};
+
+// "sum", "avg", "max" as lockstep-rank writes them; c10d's other reductions by their c10d name.
+std::string ReduceName(const c10d::ReduceOp& op);
+
+}  // namespace lockstep::probe

@@ -1,0 +1,110 @@
+#include "probe/catalog_expectation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace lockstep::probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+Finding MakeFinding(const std::string& checker, int64_t step, std::vector<int> ranks, const std::string& tensor,
+                    const std::string& message = "") {
+  Finding f;
+  f.checker = checker;
+  f.step = step;
+  f.ranks = std::move(ranks);
+  f.tensor = tensor;
+  f.tensors = {tensor};
+  f.message = message;
+  return f;
+}
+
+CatalogExpectation ForgotDivide() {
+  CatalogExpectation e;
+  e.ranks = 3;
+  ExpectedFinding f;
+  f.checker = "synced_grads";
+  f.step = 4;
+  f.ranks = std::vector<int>{2};
+  f.tensor = "0.weight";
+  e.findings.push_back(f);
+  e.also = {"replica_weights"};
+  return e;
+}
+
+TEST(CatalogExpectationTest, MatchesTheExpectedFindingAndAllowedConsequences) {
+  const std::vector<Finding> findings = {MakeFinding("synced_grads", 4, {2}, "0.weight"),
+                                         MakeFinding("replica_weights", 4, {2}, "0.weight")};
+  EXPECT_TRUE(MatchCatalogExpectation(ForgotDivide(), findings).empty());
+}
+
+TEST(CatalogExpectationTest, WrongStepRankOrTensorIsNamed) {
+  for (const Finding& wrong : {MakeFinding("synced_grads", 5, {2}, "0.weight"),
+                               MakeFinding("synced_grads", 4, {1}, "0.weight"),
+                               MakeFinding("synced_grads", 4, {2}, "2.bias")}) {
+    const std::vector<std::string> problems = MatchCatalogExpectation(ForgotDivide(), {wrong});
+    // Missing as expected, and not allowed as it is.
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_NE(problems[0].find("expected synced_grads at step 4 on ranks [2] (0.weight), not reported; got "),
+              std::string::npos)
+        << problems[0];
+    EXPECT_EQ(problems[1].rfind("unexpected finding: synced_grads", 0), 0u) << problems[1];
+  }
+}
+
+TEST(CatalogExpectationTest, CleanProgramFailsOnAnyFinding) {
+  CatalogExpectation clean;
+  EXPECT_TRUE(MatchCatalogExpectation(clean, {}).empty());
+  const std::vector<std::string> problems =
+      MatchCatalogExpectation(clean, {MakeFinding("buffers", 1, {1, 2}, "bn.running_mean", "differ")});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "unexpected finding: buffers at step 1 on ranks [1,2] (bn.running_mean): differ");
+}
+
+TEST(CatalogExpectationTest, MessageMustContainTheNamedText) {
+  CatalogExpectation e;
+  ExpectedFinding f;
+  f.checker = "collective_order";
+  f.message_contains = {"count 1 vs 2632"};
+  e.findings.push_back(f);
+  EXPECT_TRUE(MatchCatalogExpectation(e, {MakeFinding("collective_order", 3, {0}, "", "... (count 1 vs 2632)")}).empty());
+  const std::vector<std::string> problems =
+      MatchCatalogExpectation(e, {MakeFinding("collective_order", 3, {0}, "", "count 2 vs 2632")});
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("message without \"count 1 vs 2632\""), std::string::npos) << problems[0];
+}
+
+TEST(CatalogExpectationTest, ReadsASidecarAndRejectsBadOnes) {
+  const fs::path dir = fs::path(testing::TempDir()) / "catalog_expectation_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "bug.py") << "print()\n";
+  std::ofstream(dir / "bug.expect.json")
+      << R"({"ranks": 3, "repeats": 2, "findings": [{"checker": "buffers", "step": 1, "ranks": [1]}], "also": ["crash"]})";
+  Result<CatalogExpectation> e = ReadCatalogExpectation(dir / "bug.expect.json");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e.value().program, dir / "bug.py");
+  EXPECT_EQ(e.value().ranks, 3);
+  EXPECT_EQ(e.value().repeats, 2);
+  ASSERT_EQ(e.value().findings.size(), 1u);
+  EXPECT_EQ(e.value().findings[0].step, 1);
+  EXPECT_EQ(e.value().also, std::vector<std::string>{"crash"});
+
+  std::ofstream(dir / "bad.expect.json") << R"({"findings": []})";
+  Result<CatalogExpectation> bad = ReadCatalogExpectation(dir / "bad.expect.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.expect.json"), std::string::npos);
+  std::ofstream(dir / "orphan.expect.json") << R"({"ranks": 2, "findings": []})";
+  EXPECT_FALSE(ReadCatalogExpectation(dir / "orphan.expect.json").ok());  // no orphan.py
+}
+
+TEST(CatalogExpectationTest, TheShippedCatalogReads) {
+  Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(fs::path(LOCKSTEP_SOURCE_DIR) / "examples");
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  EXPECT_GE(catalog.value().size(), 6u);
+}
+
+}  // namespace
+}  // namespace lockstep::probe

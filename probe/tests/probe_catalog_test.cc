@@ -1,0 +1,186 @@
+// Runs every program of examples/ (plain PyTorch, no lockstep import) and of probe/tests/programs/
+// (the probe's own cases: comm hooks, static_graph, several optimizers, the explicit API, a
+// user's sitecustomize) as N ranks of Debian's python3-torch on gloo, with the probe attached
+// the way `lockstep exec` attaches it (PYTHONPATH=<build>/python, LOCKSTEP_PROBE=1, the trace
+// directory and run name in the environment), started and watched by lockstep's own local
+// launcher. Then lockstep's checkers judge the traces, and the findings must be exactly those the
+// program's `.expect.json` sidecar names (probe/catalog_expectation.h), in every repeat.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkers/checker_registry.h"
+#include "harness/launcher/launcher.h"
+#include "harness/scenario/scenario.h"
+#include "harness/trace/trace_reader.h"
+#include "probe/catalog_expectation.h"
+
+namespace lockstep::probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The checkers that judge any program (those needing a scenario's reference run, golden file or
+// repeat, or lockstep-rank's discovery records, do not apply to a foreign program).
+const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads", "optimizer_state", "buffers",
+                                                   "collective_order", "finite", "hang", "crash"};
+
+struct RunOutcome {
+  LaunchReport launch;
+  std::vector<RankTrace> traces;
+  std::vector<Finding> findings;
+};
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+RunOutcome RunProgram(const CatalogExpectation& e, const fs::path& out, const std::vector<std::string>& extra_path,
+                      bool auto_attach) {
+  fs::remove_all(out);
+  LaunchSpec spec;
+  spec.kind = LauncherKind::kLocal;
+  spec.ranks = e.ranks;
+  spec.rank_command = {LOCKSTEP_PROBE_PYTHON, e.program.string()};
+  spec.trace_dir = out / "traces";
+  spec.log_dir = out / "logs";
+  // Generous: the machine may be loaded; a real hang is cut by the launcher's watchdog.
+  spec.hang_timeout_s = 60;
+  spec.startup_timeout_s = 240;
+  spec.timeout_s = 480;
+  std::string path = LOCKSTEP_PROBE_STAGE;
+  for (const std::string& p : extra_path) path += ":" + p;
+  if (!Env("PYTHONPATH").empty()) path += ":" + Env("PYTHONPATH");
+  spec.env["PYTHONPATH"] = path;
+  if (auto_attach) spec.env["LOCKSTEP_PROBE"] = "1";
+  spec.env["LOCKSTEP_TRACE_DIR"] = spec.trace_dir.string();
+  spec.env["LOCKSTEP_RUN_NAME"] = e.program.stem().string();
+  spec.env["OMP_NUM_THREADS"] = "1";  // N ranks share the machine's cores
+
+  RunOutcome o;
+  Result<LaunchReport> launch = Launch(spec);
+  EXPECT_TRUE(launch.ok()) << launch.status().ToString();
+  if (!launch.ok()) return o;
+  o.launch = std::move(launch).value();
+  for (int r = 0; r < e.ranks; ++r) {
+    const fs::path file = spec.trace_dir / ("rank-" + std::to_string(r) + ".trace");
+    Result<RankTrace> t = ReadTrace(file);
+    if (t.ok()) {
+      o.traces.push_back(std::move(t).value());
+    } else {
+      RankTrace missing;
+      missing.missing = true;
+      missing.truncation_note = t.status().ToString();
+      o.traces.push_back(missing);
+    }
+  }
+  Scenario scenario;
+  scenario.name = e.program.stem().string();
+  scenario.ranks = e.ranks;
+  scenario.backend = Backend::kGloo;
+  CheckContext context{scenario, o.traces, o.launch};
+  for (const auto& checker : MakeCheckers(kProgramCheckers)) {
+    for (Finding& f : checker->Check(context)) o.findings.push_back(std::move(f));
+  }
+  return o;
+}
+
+std::string Logs(const fs::path& out, int ranks) {
+  std::string s;
+  for (int r = 0; r < ranks; ++r) {
+    std::ifstream in(out / "logs" / ("rank-" + std::to_string(r) + ".log"));
+    std::stringstream b;
+    b << in.rdbuf();
+    s += "--- rank " + std::to_string(r) + " log:\n" + b.str().substr(0, 4000) + "\n";
+  }
+  return s;
+}
+
+// Every rank wrote a step record per optimizer step: the probe saw the program's steps.
+void ExpectRecordedSteps(const CatalogExpectation& e, const RunOutcome& o) {
+  const bool clean = e.findings.empty();
+  for (int r = 0; r < static_cast<int>(o.traces.size()); ++r) {
+    const RankTrace& t = o.traces[r];
+    ASSERT_FALSE(t.missing) << "rank " << r << " wrote no trace: " << t.truncation_note;
+    EXPECT_FALSE(t.steps.empty()) << "rank " << r << " recorded no step";
+    if (!clean) continue;
+    // A clean program ends with a footer and has every collective's end.
+    ASSERT_TRUE(t.footer.has_value()) << "rank " << r;
+    EXPECT_EQ(t.footer->status, "ok");
+    EXPECT_EQ(t.footer->steps_completed, static_cast<int64_t>(t.steps.size()));
+    for (size_t i = 0; i < t.steps.size(); ++i) EXPECT_EQ(t.steps[i].step, static_cast<int64_t>(i + 1));
+    // Each step's gradients were synchronized by all-reduces the probe recorded (DDP's buckets
+    // come from C++, the manual loops' from Python).
+    for (const StepRecord& s : t.steps) {
+      bool reduced = false;
+      for (const CollectiveRecord& c : t.collectives) reduced |= c.step == s.step && c.op == "all_reduce" && c.end_s;
+      EXPECT_TRUE(reduced) << "rank " << r << " step " << s.step << ": no all_reduce recorded";
+      EXPECT_FALSE(s.tensors.empty());
+    }
+  }
+}
+
+void RunCatalogEntry(const fs::path& sidecar, const std::vector<std::string>& extra_path = {}, bool auto_attach = true) {
+  Result<CatalogExpectation> e = ReadCatalogExpectation(sidecar);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const fs::path out = fs::path(LOCKSTEP_BINARY_DIR) / "probe_catalog_test" / e.value().program.stem();
+  for (int repeat = 1; repeat <= e.value().repeats; ++repeat) {
+    SCOPED_TRACE(e.value().program.filename().string() + " repeat " + std::to_string(repeat) + ": " + e.value().why);
+    RunOutcome o = RunProgram(e.value(), out, extra_path, auto_attach);
+    ExpectRecordedSteps(e.value(), o);
+    for (const Finding& f : o.findings) {
+      std::cout << "  " << e.value().program.filename().string() << ": " << f.checker << " step "
+                << (f.step ? std::to_string(*f.step) : "-") << ": " << f.message << "\n";
+    }
+    const std::vector<std::string> problems = MatchCatalogExpectation(e.value(), o.findings);
+    std::string text;
+    for (const std::string& p : problems) text += "  " + p + "\n";
+    EXPECT_TRUE(problems.empty()) << text << "launch: " << ToString(o.launch.ending) << " " << o.launch.message << "\n"
+                                  << Logs(out, e.value().ranks);
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
+const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
+const fs::path kPrograms = fs::path(LOCKSTEP_SOURCE_DIR) / "probe" / "tests" / "programs";
+
+TEST(ProbeCatalog, EveryExampleHasASidecar) {
+  Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(kExamples);
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  size_t programs = 0;
+  for (const auto& entry : fs::directory_iterator(kExamples)) programs += entry.path().extension() == ".py";
+  EXPECT_EQ(catalog.value().size(), programs) << "every examples/*.py needs its .expect.json";
+  EXPECT_GE(catalog.value().size(), 6u);
+}
+
+TEST(ProbeCatalog, CleanDdpAdamw) { RunCatalogEntry(kExamples / "clean_ddp_adamw.expect.json"); }
+TEST(ProbeCatalog, CleanManualAllreduce) { RunCatalogEntry(kExamples / "clean_manual_allreduce.expect.json"); }
+TEST(ProbeCatalog, BatchnormNoBroadcastBuffers) { RunCatalogEntry(kExamples / "batchnorm_no_broadcast_buffers.expect.json"); }
+TEST(ProbeCatalog, ForgotDivide) { RunCatalogEntry(kExamples / "forgot_divide.expect.json"); }
+TEST(ProbeCatalog, InplaceWeightEdit) { RunCatalogEntry(kExamples / "inplace_weight_edit.expect.json"); }
+TEST(ProbeCatalog, Rank0MetricAllreduce) { RunCatalogEntry(kExamples / "rank0_metric_allreduce.expect.json"); }
+
+// The probe's own cases.
+TEST(ProbeCases, CommHookStaticGraphTwoOptimizers) {
+  RunCatalogEntry(kPrograms / "comm_hook_static_graph.expect.json");
+}
+TEST(ProbeCases, ExplicitAttachWithoutAutoAttach) {
+  RunCatalogEntry(kPrograms / "explicit_attach.expect.json", {}, /*auto_attach=*/false);
+}
+TEST(ProbeCases, UserSitecustomizeStillRuns) {
+  RunCatalogEntry(kPrograms / "user_sitecustomize.expect.json", {(kPrograms / "user_site").string()});
+}
+TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
+  RunCatalogEntry(kPrograms / "subgroup_collectives.expect.json");
+}
+
+}  // namespace
+}  // namespace lockstep::probe
