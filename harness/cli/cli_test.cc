@@ -190,7 +190,7 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
       {{"--junit", "out/s/traces/rank-0.trace"}, "lies inside scenario s's folder"},
       {{"--junit", "r.xml", "--markdown", "r.xml"}, "--markdown r.xml: --junit writes there too"},
       {{"--device", "gpu"}, "--device: gpu not in {cpu,cuda}"},
-      {{"--ranks", "0"}, "--ranks: Value 0 not in range [1 - 65536]"},
+      {{"--ranks", "0"}, "--ranks: Value 0 not in range 1 to 65536"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"run", "s.yaml"};
