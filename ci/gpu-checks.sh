@@ -13,14 +13,22 @@
 #   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
 #                  --targets builds only those (comma-separated) instead of everything
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
+#   --check-timeout SECONDS  wall-clock limit of each check (default 420); one that runs over
+#                  fails with that reason and the next check runs
 # The checks, each an entry of docs/gpu-results.json:
 #   digest            CUDA digest bit-identical to the CPU on odd sizes and offsets (ctest -L gpu)
 #   digest_bandwidth  digest of 1 and 4 GiB against a device-to-device copy (target x_copy >= 0.8)
 #   sdpa              SDPA (flash kernel on CUDA) against naive attention, bf16 and fp32, fwd+bwd
 #   nccl              the NCCL communicator, one rank per GPU (np 1; np 2 needs two GPUs)
-#   suite             lockstep run scenarios/clean --launcher local on CUDA: 2 ranks sharing the
-#                     GPU over gloo, and nccl at one rank
-#   selftest          every injection caught at its onset on CUDA (gloo, local launcher)
+#   suite             host staging of CUDA tensors (HostStagingCommunicatorCudaTest), then
+#                     ci/gpu-suite.sh: lockstep run scenarios/clean --launcher local --device cuda,
+#                     gloo at each scenario's ranks (sharing the GPUs), nccl at --ranks <GPUs>
+#   selftest          every injection caught at its onset on CUDA (gloo --device cuda; nccl too
+#                     when the machine has a GPU for each rank of the catalog)
+# Every check runs even when one before it failed, each with its own time limit, and says why it
+# failed in one line; a build error fails only the checks whose programs did not build. Results
+# accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
+# checks can be split over several calls of a machine lent for minutes (docs/GPU.md).
 # Logs and JSON stay in out/gpu/. Exit status: 0 every check passed, 1 one failed, 2 usage error,
 # 3 the machine cannot run them (no GPU, no CUDA torch) or the build failed.
 set -euo pipefail
@@ -32,6 +40,7 @@ only="digest,digest_bandwidth,sdpa,nccl,suite,selftest"
 build_only=0
 targets=""
 write_doc=1
+check_timeout=420
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --deps) deps=${2:?--deps needs a folder}; shift 2 ;;
@@ -41,7 +50,9 @@ while [[ $# -gt 0 ]]; do
     --build-only) build_only=1; shift ;;
     --targets) targets=${2:?--targets needs a list}; shift 2 ;;
     --no-doc) write_doc=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
+      [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -165,11 +176,33 @@ if [[ ${#prefix_path[@]} -gt 0 ]]; then
   cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefix_path[*]}")")
 fi
 
+# cuDNN from the nvidia-cudnn wheel that a pip torch depends on: the wheel's TorchConfig looks for
+# cuDNN when it was built with it, and the wheel's copy is the one torch loads at run time.
+cudnn_wheel=$([[ -n $python ]] && "$python" -c 'import nvidia.cudnn as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+if [[ -n $cudnn_wheel && -f $cudnn_wheel/include/cudnn.h ]]; then
+  cudnn_lib=$(ls "$cudnn_wheel"/lib/libcudnn.so* 2>/dev/null | head -n 1)
+  [[ -n $cudnn_lib ]] && cmake_args+=(-DCUDNN_INCLUDE_PATH="$cudnn_wheel/include" -DCUDNN_LIBRARY_PATH="$cudnn_lib")
+fi
+
 generator=()
 if command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]]; then generator=(-G Ninja); fi
 echo "ci/gpu-checks.sh: configuring $build_dir (torch $torch_version, CUDA $torch_cuda)"
-cmake -S "$root" -B "$build_dir" "${generator[@]}" "${cmake_args[@]}" >"$out/configure.log" 2>&1 ||
-  { tail -n 40 "$out/configure.log" >&2; fail "configure failed (see $out/configure.log)"; }
+# LibTorch 2.x's CMake config has failed on CUDA toolkits without libnvToolsExt (CUDA >= 12.9,
+# header-only NVTX 3: pytorch#152756) and on machines without cuDNN. If the first configure
+# fails, the second turns both off: NVTX 3 from the toolkit stands in for nvToolsExt
+# (LOCKSTEP_TORCH_NVTX3_SHIM, cmake/LockstepDependencies.cmake) and cuDNN is not looked for
+# (lockstep calls no cuDNN; LibTorch loads its own copy at run time).
+fallback_args=(-DUSE_SYSTEM_NVTX=ON -DLOCKSTEP_TORCH_NVTX3_SHIM=ON -DCAFFE2_USE_CUDNN=OFF)
+if ! cmake -S "$root" -B "$build_dir" "${generator[@]}" "${cmake_args[@]}" >"$out/configure.log" 2>&1; then
+  echo "ci/gpu-checks.sh: configure failed; the last lines of out/gpu/configure.log:" >&2
+  grep -E "CMake Error|Could NOT|nvToolsExt|nvtx|cuDNN|CUDNN" "$out/configure.log" | head -n 12 >&2 || true
+  echo "ci/gpu-checks.sh: configuring again with ${fallback_args[*]}" >&2
+  rm -f "$build_dir/CMakeCache.txt"
+  cmake -S "$root" -B "$build_dir" "${generator[@]}" "${cmake_args[@]}" "${fallback_args[@]}" \
+    >"$out/configure-fallback.log" 2>&1 ||
+    { tail -n 40 "$out/configure-fallback.log" >&2; fail "configure failed twice (see out/gpu/configure.log and configure-fallback.log)"; }
+  cp "$out/configure-fallback.log" "$out/configure.log"
+fi
 grep -E "^-- lockstep: " "$out/configure.log" || true
 if [[ $build_only -eq 0 ]] && grep -q "CUDA none" "$out/configure.log"; then
   fail "CMake found no CUDA toolkit (see $out/configure.log)"
@@ -177,20 +210,58 @@ fi
 echo "ci/gpu-checks.sh: building${targets:+ $targets}"
 target_args=()
 if [[ -n $targets ]]; then IFS=, read -r -a t <<<"$targets"; target_args=(--target "${t[@]}"); fi
-if ! cmake --build "$build_dir" "${target_args[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" >"$out/build.log" 2>&1; then
-  grep -E "error|Error" "$out/build.log" | head -n 30 >&2 || true
-  tail -n 20 "$out/build.log" >&2
-  fail "build failed (see $out/build.log)"
+# Keep going past a file that does not compile (a LibTorch 2.x API change, say): every program
+# that can be built is, and only the checks that need a missing one fail.
+keep_going=(-k)
+[[ -f $build_dir/build.ninja ]] && keep_going=(-k 0)
+build_failed=0
+if ! cmake --build "$build_dir" "${target_args[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" -- "${keep_going[@]}" \
+    >"$out/build.log" 2>&1; then
+  build_failed=1
+  echo "ci/gpu-checks.sh: the build failed; the first errors (all in out/gpu/build.log):" >&2
+  grep -E "error:|Error [0-9]|FAILED:" "$out/build.log" | head -n 30 >&2 || true
+fi
+# A LibTorch whose headers need C++20 (PyTorch announced it for 2.12/2.13): build as C++20.
+if [[ $build_failed -eq 1 ]] && grep -q "C++20 or later compatible compiler is required" "$out/build.log"; then
+  echo "ci/gpu-checks.sh: this LibTorch's headers need C++20; building with -DCMAKE_CXX_STANDARD=20" >&2
+  cp "$out/build.log" "$out/build-cxx17.log"
+  build_failed=0
+  { cmake -S "$root" -B "$build_dir" -DCMAKE_CXX_STANDARD=20 >>"$out/configure.log" 2>&1 &&
+    cmake --build "$build_dir" "${target_args[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" -- "${keep_going[@]}" \
+      >"$out/build.log" 2>&1; } || build_failed=1
+fi
+# A LibTorch whose c10d headers need a newer gloo than the only gloo headers found (a wheel that
+# ships none, with Debian's from --deps) fails in gloo_communicator.cc: build without the gloo
+# backend then, so that everything else still runs (the gloo suite and self-test fail, saying so).
+if [[ $build_failed -eq 1 ]] && grep -q "gloo_communicator.cc" "$out/build.log" && grep -q "error:" "$out/build.log"; then
+  echo "ci/gpu-checks.sh: gloo_communicator.cc did not compile against $(grep -o 'gloo headers from [^ ]*' "$out/configure.log" || echo 'the gloo headers found'); building without the gloo backend" >&2
+  cp "$out/build.log" "$out/build-with-gloo.log"
+  build_failed=0
+  { cmake -S "$root" -B "$build_dir" -DLOCKSTEP_ENABLE_GLOO=OFF >>"$out/configure.log" 2>&1 &&
+    cmake --build "$build_dir" "${target_args[@]}" --parallel "${LOCKSTEP_JOBS:-$(nproc)}" -- "${keep_going[@]}" \
+      >"$out/build.log" 2>&1; } || build_failed=1
+  [[ $build_failed -eq 0 ]] || grep -E "error:|FAILED:" "$out/build.log" | head -n 30 >&2 || true
 fi
 if [[ $build_only -eq 1 ]]; then
+  [[ $build_failed -eq 0 ]] || fail "build failed (see $out/build.log)"
   echo "ci/gpu-checks.sh: configured and built $build_dir (--build-only)"
   exit 0
 fi
 
 bin=$build_dir/bin
 results=$out/results.jsonl
-: >"$results"
+# Results of earlier calls stay, except those of the checks this call runs.
+if [[ -f $results ]]; then
+  "$python" - "$results" "$only" <<'PY'
+import json, sys
+path, only = sys.argv[1], set(sys.argv[2].split(","))
+rows = [l for l in open(path) if l.strip() and json.loads(l)["check"] not in only]
+open(path, "w").writelines(rows)
+PY
+fi
+touch "$results"
 status=0
+[[ $build_failed -eq 0 ]] || status=3
 # record CHECK OUTCOME DETAIL [JSON-FIGURES]
 record() {
   "$python" - "$results" "$@" <<'PY'
@@ -203,28 +274,45 @@ PY
   [[ $2 == passed ]] || status=1
   echo "ci/gpu-checks.sh: $1: $2 ($3)"
 }
+# needs CHECK PROGRAM...: records CHECK as failed when one of its programs did not build.
+needs() {
+  local check=$1 p; shift
+  for p in "$@"; do
+    if [[ ! -x $bin/$p ]]; then record "$check" failed "$p was not built (see out/gpu/build.log)"; return 1; fi
+  done
+}
+# bounded LOG COMMAND...: runs COMMAND with the check time limit, output to out/gpu/LOG; its exit
+# status, 124 when it ran out of time (said on stderr at once).
+bounded() {
+  local log=$1 rc=0; shift
+  timeout --kill-after=20 "$check_timeout" "$@" >"$out/$log" 2>&1 || rc=$?
+  [[ $rc -eq 124 || $rc -eq 137 ]] && echo "ci/gpu-checks.sh: $* ran past --check-timeout $check_timeout s" >&2
+  return $rc
+}
 ctest_summary() { grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -n 1 || echo "no ctest summary"; }
 run_ctest() {  # CHECK LOG ARGS...: passes when ctest passes and ran at least one test that did not skip
   local check=$1 log=$2; shift 2
   local rc=0
-  ctest --test-dir "$build_dir" --output-on-failure "$@" >"$out/$log" 2>&1 || rc=$?
+  bounded "$log" ctest --test-dir "$build_dir" --output-on-failure --timeout "$check_timeout" "$@" || rc=$?
   local summary skipped
   summary=$(ctest_summary "$out/$log")
   skipped=$(grep -c '\*\*\*Skipped' "$out/$log" || true)
-  if [[ $rc -ne 0 ]]; then record "$check" failed "$summary; see out/gpu/$log"
+  if [[ $rc -eq 124 || $rc -eq 137 ]]; then record "$check" failed "ran past ${check_timeout} s; see out/gpu/$log"
+  elif [[ $rc -ne 0 ]]; then record "$check" failed "$summary; see out/gpu/$log"
   elif grep -q 'out of 0$' <<<"$summary"; then record "$check" failed "no test ran; see out/gpu/$log"
   elif [[ $skipped -gt 0 ]]; then record "$check" failed "$summary, $skipped skipped on a GPU machine; see out/gpu/$log"
   else record "$check" passed "$summary"; fi
 }
 
-if want digest; then
-  run_ctest digest ctest-digest.log -R '^(cuda_digest_test|cuda_tensor_digest_test|digest_kernel_test)'
+if want digest && needs digest cuda_digest_test digest_kernel_test; then
+  # gtest_discover_tests names each test Suite.Name: the suites of the three digest test programs.
+  run_ctest digest ctest-digest.log -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest)\.'
 fi
 
-if want digest_bandwidth; then
+if want digest_bandwidth && needs digest_bandwidth lockstep-bench; then
   rc=0
-  "$bin/lockstep-bench" --benchmark_filter=Cuda --benchmark_out="$out/cuda_bench.json" \
-    --benchmark_out_format=json >"$out/bench.log" 2>&1 || rc=$?
+  bounded bench.log "$bin/lockstep-bench" --benchmark_filter=Cuda --benchmark_out="$out/cuda_bench.json" \
+    --benchmark_out_format=json || rc=$?
   figures=$("$python" - "$out/cuda_bench.json" <<'PY' || true
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -247,28 +335,47 @@ PY
   fi
 fi
 
-if want sdpa; then
+if want sdpa && needs sdpa models_test; then
   run_ctest sdpa ctest-sdpa.log -R '^(SdpaAttention|SdpaCuda)\.'
 fi
 
-if want nccl; then
-  run_ctest nccl ctest-nccl.log -R '^comm_nccl_test'
+if want nccl && needs nccl comm_nccl_test; then
+  # np 2 needs two GPUs (NCCL takes no two ranks on one); on one GPU it would only skip.
+  nccl_np='^comm_nccl_test\.np1$'
+  [[ $(nvidia-smi -L | grep -c '^GPU ' || true) -ge 2 ]] && nccl_np='^comm_nccl_test\.np'
+  run_ctest nccl ctest-nccl.log -R "$nccl_np"
 fi
 
-if want suite; then
+if want suite && needs suite lockstep lockstep-rank comm_test; then
+  # First the decorator that carries CUDA tensors over gloo and mpi, on its own: a failure there
+  # explains a failing gloo suite.
   rc=0
-  "$root/ci/gpu-suite.sh" --bin "$bin" --out "$out" >"$out/suite.log" 2>&1 || rc=$?
+  bounded ctest-staging.log ctest --test-dir "$build_dir" --output-on-failure -R '^HostStagingCommunicatorCudaTest\.' || rc=$?
+  staging="staging: $(ctest_summary "$out/ctest-staging.log")"
+  grep -q '\*\*\*Skipped' "$out/ctest-staging.log" && { rc=1; staging="$staging, skipped on a GPU machine"; }
+  bounded suite.log "$root/ci/gpu-suite.sh" --bin "$bin" --out "$out" || rc=$?
   detail=$(grep -E "^(ci/gpu-suite.sh:|[0-9]+ passed)" "$out/suite.log" | tr '\n' ' ' | cut -c1-400)
-  if [[ $rc -eq 0 ]]; then record suite passed "$detail"
-  else record suite failed "exit $rc: $detail; see out/gpu/suite.log"; fi
+  if [[ $rc -eq 0 ]]; then record suite passed "$staging; $detail"
+  else record suite failed "exit $rc: $staging; $detail; see out/gpu/suite.log and ctest-staging.log"; fi
 fi
 
-if want selftest; then
-  rc=0
-  "$bin/lockstep" selftest --launcher local --backend gloo --device cuda --repeats 1 \
-    --out "$out/selftest" >"$out/selftest.log" 2>&1 || rc=$?
-  if [[ $rc -eq 0 ]]; then record selftest passed "$(tail -n 1 "$out/selftest.log")"
-  else record selftest failed "exit $rc: $(tail -n 1 "$out/selftest.log"); see out/gpu/selftest.log"; fi
+if want selftest && needs selftest lockstep lockstep-rank; then
+  # nccl takes one GPU per rank: the catalog's largest world decides whether it can run here.
+  catalog_ranks=$(awk '/^ranks:/{if ($2 > m) m = $2} END {print m + 0}' "$root"/scenarios/inject/*.yaml)
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  backends=(gloo)
+  [[ $gpus -ge $catalog_ranks ]] && backends+=(nccl)
+  rc=0 detail=""
+  for backend in "${backends[@]}"; do
+    brc=0
+    bounded "selftest-$backend.log" "$bin/lockstep" selftest --launcher local --backend "$backend" --device cuda \
+      --repeats 1 --out "$out/selftest-$backend" || brc=$?
+    detail="$detail$backend: exit $brc, $(tail -n 1 "$out/selftest-$backend.log"); "
+    [[ $brc -eq 0 ]] || rc=$brc
+  done
+  [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs, this machine has $gpus"
+  if [[ $rc -eq 0 ]]; then record selftest passed "$detail"
+  else record selftest failed "$detail see out/gpu/selftest-*.log"; fi
 fi
 
 nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')

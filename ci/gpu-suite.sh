@@ -8,7 +8,9 @@
 #   --scenarios  default scenarios/clean
 # 1. gloo: every scenario at its own number of ranks, the ranks sharing the machine's GPUs
 #    (CUDA tensors; the gloo transport stages them through host memory);
-# 2. nccl: one rank per GPU (--ranks = the number of GPUs; NCCL takes no two ranks on one GPU).
+# 2. nccl: one rank per GPU (--ranks = the number of GPUs; NCCL takes no two ranks on one GPU),
+#    over the scenarios that world suits: a multi-slice scenario needs a multiple of its slices
+#    (`lockstep run --ranks` refuses the others), so those are left out here, and said so.
 # Both with the local launcher, JUnit and Markdown reports beside report.json.
 # Exit status: the worse of the two runs' (0 passed, 1 a check failed, 2 bad input, 3 harness).
 set -euo pipefail
@@ -31,15 +33,36 @@ gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
 [[ $gpus -ge 1 ]] || { echo "ci/gpu-suite.sh: nvidia-smi lists no GPU" >&2; exit 3; }
 mkdir -p "$out"
 
+# The scenario files a world of $1 ranks suits: `slices` (top-level key, default 1) divides it.
+# The files of scenarios/ are flat YAML; a defaults file that set slices would be read too.
+files_for_ranks() {
+  local ranks=$1 f slices
+  while IFS= read -r f; do
+    slices=$(awk '/^slices:/{print $2; exit}' "$f")
+    slices=${slices:-$(awk '/^slices:/{print $2; exit}' "$(dirname "$f")/lockstep.defaults.yaml" 2>/dev/null)}
+    if (( ranks % ${slices:-1} == 0 )); then echo "$f"
+    else echo "ci/gpu-suite.sh: nccl: leaving out $f (slices ${slices} need a multiple of ${slices} GPUs, this machine has $ranks)" >&2; fi
+  done < <(if [[ -d $scenarios ]]; then find "$scenarios" \( -name '*.yaml' -o -name '*.yml' \) ! -name lockstep.defaults.yaml | sort
+           else echo "$scenarios"; fi)
+}
+
 worst=0
 for backend in gloo nccl; do
   dir=$out/suite-$backend
   ranks=()
-  [[ $backend == nccl ]] && ranks=(--ranks "$gpus")
-  echo "ci/gpu-suite.sh: $backend${ranks[*]:+ ${ranks[*]}} on $gpus GPU(s) -> $dir"
+  inputs=("$scenarios")
+  if [[ $backend == nccl ]]; then
+    ranks=(--ranks "$gpus")
+    mapfile -t inputs < <(files_for_ranks "$gpus")
+    if [[ ${#inputs[@]} -eq 0 ]]; then
+      echo "ci/gpu-suite.sh: nccl: no scenario of $scenarios suits $gpus rank(s)" >&2; worst=3; continue
+    fi
+  fi
+  echo "ci/gpu-suite.sh: $backend${ranks[*]:+ ${ranks[*]}} on $gpus GPU(s), ${#inputs[@]} input(s) -> $dir"
   rc=0
-  "$bin/lockstep" run "$scenarios" --launcher local --backend "$backend" --device cuda "${ranks[@]}" \
+  "$bin/lockstep" run "${inputs[@]}" --launcher local --backend "$backend" --device cuda "${ranks[@]}" \
     --out "$dir" --junit "$dir/junit.xml" --markdown "$dir/summary.md" || rc=$?
+  echo "ci/gpu-suite.sh: $backend: exit $rc"
   [[ $rc -gt $worst ]] && worst=$rc
 done
 exit "$worst"

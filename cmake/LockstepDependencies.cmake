@@ -3,6 +3,20 @@
 
 find_package(Threads REQUIRED)
 
+# LibTorch 2.x with CUDA links torch::nvtoolsext to CUDA::nvToolsExt, a library that CUDA >= 12.9
+# no longer ships (NVTX 3 is header-only: pytorch#152756). ci/gpu-checks.sh turns this on when
+# the first configure fails: NVTX 3 of the toolkit stands in for it, as PyTorch itself does since.
+option(LOCKSTEP_TORCH_NVTX3_SHIM "Let CUDA::nvtx3 stand in for CUDA::nvToolsExt in LibTorch's CMake config" OFF)
+if(LOCKSTEP_TORCH_NVTX3_SHIM)
+  find_package(CUDAToolkit REQUIRED)
+  if(TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+    target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
+    target_compile_definitions(CUDA::nvToolsExt INTERFACE TORCH_CUDA_USE_NVTX3)
+    message(STATUS "lockstep: CUDA::nvToolsExt is NVTX 3 of the toolkit (LOCKSTEP_TORCH_NVTX3_SHIM)")
+  endif()
+endif()
+
 # LibTorch: Debian's libtorch-dev by default; any other (CUDA build, pip wheel) via -DTorch_DIR=...
 find_package(Torch REQUIRED)
 # TORCH_CXX_FLAGS carries the libstdc++ ABI switch the LibTorch was built with. It must apply to
@@ -44,11 +58,18 @@ endif()
 # (pip wheels do) needs nothing more; Debian's needs libgloo-dev.
 # The LibTorch's own gloo headers first: they match the gloo compiled into it. Other gloo headers
 # (Debian's, or those of ci/gpu-deps.sh's prefix) only when the LibTorch has none.
+# LOCKSTEP_ENABLE_GLOO=OFF leaves the backend out: ci/gpu-checks.sh's fallback when a LibTorch's
+# c10d headers do not compile against the only gloo headers there are (a wheel without its own).
+option(LOCKSTEP_ENABLE_GLOO "Build the gloo backend when gloo headers are found" ON)
 find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
 find_path(LOCKSTEP_GLOO_INCLUDE_DIR gloo/config.h)
 find_library(LOCKSTEP_GLOO_LIBRARY gloo)
-if(LOCKSTEP_GLOO_INCLUDE_DIR)
+if(LOCKSTEP_GLOO_INCLUDE_DIR AND NOT LOCKSTEP_ENABLE_GLOO)
+  set(LOCKSTEP_HAVE_GLOO OFF)
+  message(STATUS "lockstep: gloo backend off (LOCKSTEP_ENABLE_GLOO=OFF)")
+elseif(LOCKSTEP_GLOO_INCLUDE_DIR)
   set(LOCKSTEP_HAVE_GLOO ON)
+  message(STATUS "lockstep: gloo headers from ${LOCKSTEP_GLOO_INCLUDE_DIR}")
 else()
   set(LOCKSTEP_HAVE_GLOO OFF)
   message(WARNING "gloo headers not found (install libgloo-dev): the gloo backend is not built")

@@ -278,9 +278,38 @@ TEST(CiFilesTest, ReusableWorkflowStructure) {
   const YAML::Node publish = StepUsing(job, "EnricoMi/publish-unit-test-result-action");
   ASSERT_TRUE(publish.IsDefined()) << "no EnricoMi/publish-unit-test-result-action step";
   EXPECT_TRUE(IsAlways(publish["if"])) << "publish: if: " << Scalar(publish["if"]);
-  EXPECT_EQ(Scalar(At(publish, {"with", "files"})), "out/junit.xml");
+  EXPECT_THAT(Scalar(At(publish, {"with", "files"})), HasSubstr("out/junit.xml"));
+  EXPECT_THAT(Scalar(At(publish, {"with", "files"})), HasSubstr("out/suite-*/junit.xml")) << "the GPU suite's reports";
   EXPECT_GT(StepIndex(job, [](const YAML::Node& s) { return Scalar(s["uses"]).rfind("EnricoMi/", 0) == 0; }), run);
   EXPECT_EQ(Scalar(At(wf, {"permissions", "checks"})), "write");  // the action creates a check run
+}
+
+// `gpu-suite: true` runs exactly ci/gpu-suite.sh (what ci/gpu-checks.sh's suite check runs on the
+// project's GPU machine) in place of the plain run; off by default, so CPU callers see no change.
+TEST(CiFilesTest, ReusableWorkflowRunsTheGpuSuiteOnRequest) {
+  const YAML::Node wf = LoadWorkflow("lockstep.yml");
+  const YAML::Node input = At(wf, {"on", "workflow_call", "inputs", "gpu-suite"});
+  ASSERT_TRUE(input.IsMap()) << "no gpu-suite input";
+  EXPECT_EQ(Scalar(input["type"]), "boolean");
+  EXPECT_EQ(Scalar(input["default"]), "false");
+  const YAML::Node job = (*wf["jobs"].begin()).second;
+  const int plain = StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "bin/lockstep run"); });
+  const int suite = StepIndex(job, [](const YAML::Node& s) { return RunContains(s, "ci/gpu-suite.sh"); });
+  ASSERT_GE(plain, 0);
+  ASSERT_GE(suite, 0) << "no step runs ci/gpu-suite.sh";
+  EXPECT_THAT(Scalar(job["steps"][plain]["if"]), MatchesRegex(R"(\$\{\{\s*!\s*inputs\.gpu-suite\s*\}\})"));
+  EXPECT_THAT(Scalar(job["steps"][suite]["if"]), MatchesRegex(R"(\$\{\{\s*inputs\.gpu-suite\s*\}\})"));
+  const std::string command = Scalar(job["steps"][suite]["run"]);
+  EXPECT_THAT(command, HasSubstr("--bin build/bin"));
+  EXPECT_THAT(command, HasSubstr("--out out"));
+  // Its reports are where the upload and the JUnit publisher look.
+  const int upload = StepIndex(job, [](const YAML::Node& s) { return Scalar(s["uses"]).rfind("actions/upload-artifact@", 0) == 0; });
+  EXPECT_GT(upload, suite);
+  const std::string script = ReadFile(kSource / "ci/gpu-suite.sh");
+  EXPECT_THAT(script, HasSubstr("--junit \"$dir/junit.xml\""));
+  EXPECT_THAT(script, HasSubstr("dir=$out/suite-$backend"));
+  const testing::ProgramResult syntax = testing::RunProgram("/bin/bash", {"-n", "ci/gpu-suite.sh"}, kSource);
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
 }
 
 // --- ci/github/nightly.yml ---
@@ -361,6 +390,13 @@ TEST(CiFilesTest, EveryLockstepCommandExistsWithItsFlags) {
   ExtractInvocations(ReadFile(kSource / "ci/slurm/lockstep.sbatch"), "lockstep.sbatch", &sbatch);
   EXPECT_TRUE(Subcommands(sbatch).count("run")) << "lockstep.sbatch runs no `lockstep run`";
   all.insert(all.end(), sbatch.begin(), sbatch.end());
+  // The GPU scripts: their `run --device/--ranks` and `selftest --backend/--device` must exist.
+  for (const char* script : {"ci/gpu-suite.sh", "ci/gpu-checks.sh"}) {
+    std::vector<Invocation> gpu;
+    ExtractInvocations(ReadFile(kSource / script), script, &gpu);
+    EXPECT_FALSE(gpu.empty()) << script << " runs no lockstep command";
+    all.insert(all.end(), gpu.begin(), gpu.end());
+  }
   // docs/CI.md's examples are what users type.
   std::vector<Invocation> docs;
   ExtractInvocations(ReadFile(kSource / "docs/CI.md"), "docs/CI.md", &docs);

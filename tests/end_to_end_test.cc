@@ -268,6 +268,48 @@ TEST(EndToEndTest, GlooAndMpiGiveIdenticalResults) {
   EXPECT_NE(diff.out.find("identical"), std::string::npos) << diff.out;
 }
 
+// `--ranks N` runs the scenario at another world size, its companions (reference runs) included.
+TEST(EndToEndTest, RanksOverrideRunsTheScenarioAtThatWorldSize) {
+  const fs::path dir = RunDir("ranks_override");
+  ProgramResult r = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "gloo", "--launcher", "local",
+                              "--ranks", "3", "--out", dir.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "pass") << s.dump(2);
+  EXPECT_EQ(s["ranks"], 3);
+  EXPECT_TRUE(fs::exists(dir / "two_rank_clean" / "traces" / "rank-2.trace"));
+  EXPECT_FALSE(fs::exists(dir / "two_rank_clean" / "traces" / "rank-3.trace"));
+}
+
+bool GpuDeviceFilePresent() { return fs::exists("/dev/nvidia0") || fs::exists("/dev/dxg"); }
+
+// `--device cuda` where no GPU is visible is a harness error before any rank starts, and a rank
+// told to use cuda without a device stops with that error in its trace: never a CPU run instead.
+TEST(EndToEndTest, CudaWithoutAGpuIsAHarnessErrorNotACpuRun) {
+  if (GpuDeviceFilePresent()) GTEST_SKIP() << "this machine has a GPU: ci/gpu-suite.sh runs --device cuda";
+  const fs::path dir = RunDir("cuda_without_gpu");
+  ProgramResult r = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "gloo", "--launcher", "local",
+                              "--device", "cuda", "--out", dir.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  nlohmann::json s = ReadReport(dir)["scenarios"][0];
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["reason"].get<std::string>().find("device cuda: no GPU is visible"), std::string::npos) << s.dump(2);
+  EXPECT_FALSE(fs::exists(dir / "two_rank_clean" / "traces")) << "no rank may start";
+
+  const fs::path traces = RunDir("cuda_without_gpu_rank");
+  ProgramResult rank = RunProgram(LockstepBinary().parent_path() / "lockstep-rank",
+                                  {"--scenario", "fixtures/e2e/two_rank_clean.yaml", "--trace-dir", traces.string(),
+                                   "--device", "cuda", "--ranks", "1"},
+                                  LOCKSTEP_SOURCE_DIR);
+  EXPECT_EQ(rank.exit_code, 3) << rank.out << rank.err;
+  EXPECT_NE(rank.err.find("device cuda: no CUDA device is visible to rank 0"), std::string::npos) << rank.err;
+  std::ifstream in(traces / "rank-0.trace");
+  std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("\"device\":\"cuda\""), std::string::npos) << "the header says what was asked for";
+  EXPECT_NE(trace.find("no CUDA device is visible"), std::string::npos) << "the footer carries the reason";
+  EXPECT_EQ(trace.find("\"type\":\"step\""), std::string::npos) << "no step ran\n" << trace;
+}
+
 // gloo under mpirun: the launcher sets up the store rendezvous (MASTER_ADDR, a free MASTER_PORT).
 TEST(EndToEndTest, GlooRunsUnderMpirun) {
   const fs::path dir = RunDir("gloo_mpirun");

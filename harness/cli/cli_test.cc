@@ -205,6 +205,8 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
       {{"--html", "out/report.json"}, "--html out/report.json: is the run directory's own report.json"},
       {{"--junit", "out/s/traces/rank-0.trace"}, "lies inside scenario s's folder"},
       {{"--junit", "r.xml", "--markdown", "r.xml"}, "--markdown r.xml: --junit writes there too"},
+      {{"--device", "gpu"}, "--device: gpu not in {cpu,cuda}"},
+      {{"--ranks", "0"}, "--ranks: Value 0 not in range 1 to 65536"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"run", "s.yaml"};
@@ -215,6 +217,21 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
     EXPECT_LT(r.err.size(), 600u) << "no 309-digit numbers";
     EXPECT_FALSE(fs::exists(dir_ / "out" / "s")) << "nothing may start";
   }
+}
+
+// `--ranks N` must suit every scenario of the run, or nothing runs.
+TEST_F(CliTempDirTest, RunRanksMustSuitEveryScenario) {
+  Write("s.yaml", "name: s\nranks: 1\nsteps: 1\n");
+  Write("m.yaml", "name: m\nranks: 4\nslices: 2\nsteps: 1\n");
+  Write("i.yaml", "name: i\nranks: 2\nsteps: 2\ninject: [{kind: bitflip, rank: 1, step: 2}]\n"
+                  "expect: {fail: [{checker: replica_weights}]}\n");
+  ProgramResult r = Lockstep({"run", "s.yaml", "m.yaml", "--ranks", "3"}, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("lockstep run: --ranks 3: m.yaml: scenario m: 3 ranks do not split into its 2 slices"));
+  r = Lockstep({"run", "i.yaml", "--ranks", "1"}, dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("i.yaml: scenario i: its bitflip injection acts on rank 1, which a world of 1"));
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "nothing may start";
 }
 
 // `lockstep run X.yaml --out .` with a scenario named `src` used to delete ./src.

@@ -11,6 +11,7 @@
 #include "harness/cli/report_outputs.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
+#include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_limits.h"
 #include "reports/console_reporter.h"
 
@@ -22,6 +23,8 @@ struct RunFlags {
   std::string out = "out";
   std::string launcher = "mpirun";
   std::string backend;
+  std::string device;
+  int ranks = 0;  // 0: each scenario's own
   double hang_timeout_s = 0;
   double startup_timeout_s = 0;
   bool fail_fast = false;
@@ -57,6 +60,15 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
       ->check(CLI::IsMember(LauncherKindNames()));
   cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
       ->check(CLI::IsMember(NameList<Backend>()));
+  cmd->add_option("--device", flags->device,
+                  "Override every scenario's device: cpu, or cuda (each rank on GPU local-rank modulo the GPUs; "
+                  "mpi and gloo stage the tensors through host memory; nccl always runs on cuda)")
+      ->check(CLI::IsMember(NameList<Device>()));
+  cmd->add_option("--ranks", flags->ranks,
+                  "Override every scenario's world size (e.g. one rank per GPU for nccl); each scenario must "
+                  "allow it (a multiple of its slices, every rank its injections name)")
+      ->check(CLI::Range(1, static_cast<int>(kMaxRanks)))
+      ->type_name("N");
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
@@ -84,6 +96,14 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                 return ExitCode::kUsageError;
               }
             }
+            if (flags->ranks > 0) {
+              for (Scenario s : *scenarios) {
+                if (Status fits = OverrideRanks(flags->ranks, s); !fits.ok()) {
+                  *env.err << "lockstep run: --ranks " << flags->ranks << ": " << fits.message() << "\n";
+                  return ExitCode::kUsageError;
+                }
+              }
+            }
             if (Status ready = CheckOutputs(*flags, *scenarios); !ready.ok()) {
               *env.err << "lockstep run: " << ready.message() << "\n";
               return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
@@ -92,6 +112,8 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             options.out_dir = flags->out;
             options.launcher = *LauncherKindFromString(flags->launcher);
             if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
+            if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
+            if (flags->ranks > 0) options.ranks = flags->ranks;
             if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
             if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
             options.fail_fast = flags->fail_fast;

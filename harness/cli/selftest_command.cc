@@ -19,6 +19,8 @@ struct SelftestFlags {
   int repeats = 5;
   std::string out = "out/selftest";
   std::string launcher = "mpirun";
+  std::string backend;
+  std::string device;
   ReportOutputs reports;
 };
 
@@ -38,6 +40,12 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--launcher", flags->launcher, "How ranks start: mpirun, srun, local or none")
       ->capture_default_str()
       ->check(CLI::IsMember(LauncherKindNames()));
+  cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
+      ->check(CLI::IsMember(NameList<Backend>()));
+  cmd->add_option("--device", flags->device,
+                  "Override every scenario's device: cpu or cuda (the injections must be caught on the GPU as "
+                  "on the CPU)")
+      ->check(CLI::IsMember(NameList<Device>()));
   AddReportFlags(*cmd, flags->reports);
 
   return {cmd, [flags, &env]() -> ExitCode {
@@ -61,6 +69,8 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
 
             RunOptions options;
             options.launcher = *LauncherKindFromString(flags->launcher);
+            if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
+            if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
             options.rank_program = env.program_dir / "lockstep-rank";
             options.fixtures_dir = "fixtures";
             for (const auto& arg : env.command_line) {

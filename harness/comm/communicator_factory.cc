@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "harness/comm/host_staging_communicator.h"
 #include "harness/comm/mpi_communicator.h"
 #include "harness/comm/rendezvous_options.h"
 #if LOCKSTEP_HAVE_GLOO
@@ -43,19 +44,24 @@ bool BackendBuilt(Backend backend) {
   return false;
 }
 
-Result<std::unique_ptr<Communicator>> MakeCommunicator(Backend backend, const Topology& topology) {
+Result<std::unique_ptr<Communicator>> MakeCommunicator(Backend backend, const Topology& topology, Device device) {
+  // mpi and gloo move host memory only; tensors on a device go through host copies.
+  auto on_host = [device](std::unique_ptr<Communicator> comm) -> std::unique_ptr<Communicator> {
+    if (device == Device::kCpu) return comm;
+    return std::make_unique<HostStagingCommunicator>(std::move(comm));
+  };
   switch (backend) {
     case Backend::kMpi: {
       LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<MpiCommunicator> comm, MpiCommunicator::CreateWorld());
       LOCKSTEP_RETURN_IF_ERROR(CheckWorld(*comm, topology, "MPI_COMM_WORLD"));
-      return std::unique_ptr<Communicator>(std::move(comm));
+      return on_host(std::move(comm));
     }
     case Backend::kGloo: {
 #if LOCKSTEP_HAVE_GLOO
       LOCKSTEP_ASSIGN_OR_RETURN(RendezvousOptions options,
                                 RendezvousOptions::FromEnvironment(topology.rank, topology.world_size));
       LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<GlooCommunicator> comm, GlooCommunicator::Create(options));
-      return std::unique_ptr<Communicator>(std::move(comm));
+      return on_host(std::move(comm));
 #else
       return UnavailableError("the gloo backend is not built (gloo headers were not found: install libgloo-dev)");
 #endif

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <torch/cuda.h>
 #include <torch/types.h>
 
 #include <cstdlib>
@@ -61,6 +62,28 @@ TEST(CommunicatorFactoryTest, GlooFromTheStoreFileVariable) {
   comm->reset();
   MPI_Barrier(MPI_COMM_WORLD);
   if (topo.rank == 0) std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
+// device cuda: mpi comes wrapped in the host-staging decorator, which leaves host tensors alone
+// and, on a GPU machine, carries CUDA tensors through host memory.
+TEST(CommunicatorFactoryTest, MpiForCudaTensorsStagesThemThroughTheHost) {
+  Topology topo = Discover();
+  auto comm = MakeCommunicator(Backend::kMpi, topo, Device::kCuda);
+  ASSERT_TRUE(comm.ok()) << comm.status().ToString();
+  EXPECT_EQ((*comm)->backend_name(), "mpi");
+  torch::Tensor host = torch::ones({3});
+  ASSERT_TRUE((*comm)->AllReduce(host, ReduceOp::kSum).ok());
+  EXPECT_EQ(host[2].item<float>(), static_cast<float>(topo.world_size));
+  if (!torch::cuda::is_available()) return;  // the CUDA half needs a GPU (HostStagingCommunicatorCudaTest)
+  torch::Tensor device = torch::full({5}, static_cast<float>(topo.rank), torch::Device(torch::kCUDA, 0));
+  ASSERT_TRUE((*comm)->AllReduce(device, ReduceOp::kSum).ok());
+  EXPECT_TRUE(device.is_cuda());
+  const float n = static_cast<float>(topo.world_size);
+  EXPECT_EQ(device[4].item<float>(), n * (n - 1) / 2);
+  auto plain = MakeCommunicator(Backend::kMpi, topo);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->AllReduce(device, ReduceOp::kSum).code(), StatusCode::kInvalidArgument)
+      << "without staging the mpi backend refuses CUDA tensors";
 }
 
 TEST(CommunicatorFactoryTest, NcclNeedsADevice) {

@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
       ->excludes(reference);
   app.add_option("--backend", options.backend, "override the scenario's backend")
       ->check(CLI::IsMember(lockstep::NameList<lockstep::Backend>()));
+  app.add_option("--device", options.device, "override the scenario's device (cuda: this rank's GPU, local rank modulo GPUs)")
+      ->check(CLI::IsMember(lockstep::NameList<lockstep::Device>()));
+  int ranks = 0;
+  CLI::Option* ranks_option =
+      app.add_option("--ranks", ranks, "override the scenario's world size")->check(CLI::PositiveNumber)->type_name("N");
   app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
   int64_t stop_after_step = 0;
   std::string dump_dir;
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
   }
   options.scenario_file = scenario;
   options.trace_dir = trace_dir;
+  if (ranks_option->count() > 0) options.ranks = ranks;
   if (stop->count() > 0) options.stop_after_step = stop_after_step;
   options.dump.dir = dump_dir;
   const lockstep::ExitCode code = lockstep::RunRank(options);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "harness/comm/recording_communicator.h"
 #include "harness/core/build_info.h"
 #include "harness/rank/step_recorder.h"
+#include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/topology/topology.h"
 #include "harness/trace/digest.h"
@@ -74,6 +76,7 @@ class Rank {
       return loaded.status().WithContext("scenario" + text);
     }
     scenario_ = std::move(loaded).value();
+    if (options_.ranks) LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(*options_.ranks, scenario_).WithContext("--ranks"));
     const int n_rank_world = scenario_.ranks;
     if (options_.reference || options_.reference_split) MakeReference(scenario_, options_.reference_split);
     if (options_.stop_after_step && *options_.stop_after_step > scenario_.steps) {
@@ -84,6 +87,11 @@ class Rank {
       std::optional<Backend> backend = FromString<Backend>(options_.backend);
       if (!backend) return InvalidArgumentError("--backend " + options_.backend + ": no such backend");
       scenario_.backend = *backend;
+    }
+    if (!options_.device.empty()) {
+      std::optional<Device> device = FromString<Device>(options_.device);
+      if (!device) return InvalidArgumentError("--device " + options_.device + ": no such device");
+      scenario_.device = *device;
     }
 
     torch::set_num_threads(1);  // ranks share the cores; intra-op threads would oversubscribe
@@ -96,13 +104,18 @@ class Rank {
           " (under Slurm with Open MPI 5, plain srun starts N singletons: use srun --mpi=pmix)");
     }
 
+    // A rank asked to train on cuda that cannot is a harness error, never a run on the CPU. The
+    // trace is opened first, so that its footer carries the reason.
+    const Status on_device = ResolveDevice();
     LOCKSTEP_RETURN_IF_ERROR(OpenTrace());
+    LOCKSTEP_RETURN_IF_ERROR(on_device);
     if (!scenario_.inject.empty()) {
       injector_ = std::make_unique<FaultInjector>(scenario_, rank_, [](const std::string& phase, int64_t step) {
         (void)DiscoverTopology(1, phase, step);  // counted and traced; the result is not used
       });
     }
-    LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> backend, MakeCommunicator(scenario_.backend, topology_));
+    LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> backend,
+                              MakeCommunicator(scenario_.backend, topology_, EffectiveDevice(scenario_)));
     world_ = std::make_unique<RecordingCommunicator>(std::move(backend), recorder_.get(), injector_.get());
     ProcessGroups groups;
     groups.world = world_.get();
@@ -115,8 +128,7 @@ class Rank {
       groups.cross = cross_.get();
     }
 
-    const torch::Device device(topology_.DeviceFor(scenario_.backend));
-    LOCKSTEP_ASSIGN_OR_RETURN(trainer_, Trainer::Create(scenario_, groups, device, injector_.get()));
+    LOCKSTEP_ASSIGN_OR_RETURN(trainer_, Trainer::Create(scenario_, groups, torch::Device(device_), injector_.get()));
     if (options_.reference_split) trainer_->set_data_split(n_rank_world);
     if (injector_) LOCKSTEP_RETURN_IF_ERROR(injector_->CheckTargets(trainer_->model().module()));
     LOCKSTEP_RETURN_IF_ERROR(trainer_->Initialize());
@@ -132,6 +144,26 @@ class Rank {
     return recorder_->status();
   }
 
+  // device_: "cpu" or this rank's "cuda:<local_rank % GPUs>" (Topology::DeviceFor). For cuda the
+  // LibTorch must have CUDA too: a CPU-only LibTorch would fail at the first tensor.
+  Status ResolveDevice() {
+    const Device wanted = EffectiveDevice(scenario_);
+    device_ = ToString(wanted);
+    LOCKSTEP_ASSIGN_OR_RETURN(device_, topology_.DeviceFor(wanted));
+    if (wanted == Device::kCuda && !torch::cuda::is_available()) {
+      return UnavailableError("device cuda: this LibTorch (" + GetBuildInfo().torch_version +
+                              ") cannot use the GPU (a CPU-only build, or its CUDA does not match the driver)");
+    }
+    if (wanted == Device::kCuda) {
+      // The checkers compare replicas and repeated runs bit for bit: ask LibTorch for its
+      // deterministic kernels (a warning, not an error, where an op has none), and cuBLAS for a
+      // fixed workspace, which it reads when the first handle is made (after this point).
+      setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+      at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+    }
+    return Status::Ok();
+  }
+
   Status OpenTrace() {
     std::error_code ec;
     std::filesystem::create_directories(options_.trace_dir, ec);
@@ -144,7 +176,7 @@ class Rank {
     header.slice = topology_.slice;
     header.host = topology_.host;
     header.pid = getpid();
-    header.device = topology_.DeviceFor(scenario_.backend);
+    header.device = device_;
     header.backend = ToString(scenario_.backend);
     header.scenario_id = scenario_.name + (options_.reference_split ? "#reference-split"
                                            : options_.reference     ? "#reference"
@@ -190,9 +222,13 @@ class Rank {
   // the traces end at the divergent step and the post-run checkers report it.
   Status CompareAcrossRanks(const StepRecord& record) {
     const Digest128 d = StepDigest(record);
-    torch::Tensor mine = torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64);
-    torch::Tensor all = torch::empty({2 * topology_.world_size}, torch::kInt64);
+    // On the training device: nccl moves nothing else.
+    const torch::Device device(device_);
+    torch::Tensor mine =
+        torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64).to(device);
+    torch::Tensor all = torch::empty({2 * topology_.world_size}, torch::TensorOptions(torch::kInt64).device(device));
     LOCKSTEP_RETURN_IF_ERROR(world_->AllGather(mine, all));
+    all = all.cpu();
     auto a = all.accessor<int64_t, 1>();
     for (int r = 1; r < topology_.world_size; ++r) {
       if (a[2 * r] != a[0] || a[2 * r + 1] != a[1]) {
@@ -207,6 +243,7 @@ class Rank {
   RankOptions options_;
   Scenario scenario_;
   Topology topology_;
+  std::string device_ = "cpu";  // the torch device string the trainer uses (ResolveDevice)
   int rank_ = 0;
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<StepRecorder> recorder_;

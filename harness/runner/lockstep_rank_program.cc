@@ -13,6 +13,8 @@ RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun
   RankInvocation inv;
   inv.argv = {options_.program.string(), "--scenario", scenario.location.file, "--trace-dir", trace_dir.string()};
   if (options_.backend) inv.argv.insert(inv.argv.end(), {"--backend", ToString(*options_.backend)});
+  if (options_.device) inv.argv.insert(inv.argv.end(), {"--device", ToString(*options_.device)});
+  if (options_.ranks) inv.argv.insert(inv.argv.end(), {"--ranks", std::to_string(*options_.ranks)});
   switch (run) {
     case RankRun::kMain:
     case RankRun::kRepeat:  // the same run again, so that determinism compares like with like

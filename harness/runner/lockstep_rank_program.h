@@ -23,6 +23,8 @@ struct ReproTarget {
 struct LockstepRankOptions {
   std::filesystem::path program;  // bin/lockstep-rank
   std::optional<Backend> backend;  // overrides the scenario's backend
+  std::optional<Device> device;    // overrides the scenario's device
+  std::optional<int> ranks;        // overrides the scenario's world size (a reference-split needs it too)
   bool fail_fast = false;          // live mode, on the run and its repeat
   std::optional<ReproTarget> repro;  // set: the program supports RankRun::kRepro
 };

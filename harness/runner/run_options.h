@@ -15,6 +15,8 @@ struct RunOptions {
   std::filesystem::path out_dir = "out";
   LauncherKind launcher = LauncherKind::kMpirun;
   std::optional<Backend> backend;           // overrides every scenario's backend
+  std::optional<Device> device;             // overrides every scenario's device
+  std::optional<int> ranks;                 // overrides every scenario's world size (checked by OverrideRanks)
   std::optional<double> hang_timeout_s;     // overrides every scenario's hang_timeout_s
   std::optional<double> startup_timeout_s;  // overrides every scenario's startup_timeout_s
   bool fail_fast = false;

@@ -16,6 +16,7 @@
 #include "harness/result/scenario_series.h"
 #include "harness/runner/lockstep_rank_program.h"
 #include "harness/runner/run_directory.h"
+#include "harness/scenario/ranks_override.h"
 #include "harness/trace/trace_reader.h"
 
 namespace lockstep {
@@ -152,13 +153,19 @@ std::string PlatformFingerprint(const std::string& backend) {
   return "libtorch-" + b.torch_version + "_" + backend + "_" + device;
 }
 
-std::string PlatformFingerprint(const Scenario& scenario) { return PlatformFingerprint(ToString(scenario.backend)); }
+std::string PlatformFingerprint(const Scenario& scenario) {
+  const std::string backend = ToString(scenario.backend);
+  if (EffectiveDevice(scenario) == Device::kCpu) return PlatformFingerprint(backend);
+  return "libtorch-" + GetBuildInfo().torch_version + "_" + backend + "_gpu";  // gloo or mpi on CUDA tensors
+}
 
 ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
     : options_(std::move(options)), listener_(listener), launcher_(&ProcessLauncher()) {
   LockstepRankOptions rank;
   rank.program = options_.rank_program;
   rank.backend = options_.backend;
+  rank.device = options_.device;
+  rank.ranks = options_.ranks;
   rank.fail_fast = options_.fail_fast;
   owned_program_ = std::make_unique<LockstepRankProgram>(std::move(rank));
   program_ = owned_program_.get();
@@ -204,6 +211,9 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   const auto start = std::chrono::steady_clock::now();
   Scenario scenario = input;
   if (options_.backend) scenario.backend = *options_.backend;
+  if (options_.device) scenario.device = *options_.device;
+  // The CLI checked the override against every scenario before anything ran.
+  const Status ranks_override = options_.ranks ? OverrideRanks(*options_.ranks, scenario) : Status::Ok();
   if (options_.hang_timeout_s) scenario.hang_timeout_s = *options_.hang_timeout_s;
   if (options_.startup_timeout_s) scenario.startup_timeout_s = *options_.startup_timeout_s;
   for (const auto& c : options_.extra_checks) {
@@ -243,6 +253,19 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   if (!options_.no_scenario_file && scenario.backend == Backend::kNccl && !GpuVisible()) {
     result.outcome = Outcome::kSkipped;
     result.reason = "backend nccl: no GPU is visible on this machine (no /dev/nvidia0, or CUDA_VISIBLE_DEVICES hides them all)";
+    return finish(result);
+  }
+  // Asked for, not merely allowed: a cuda run that cannot have a GPU is the harness's problem,
+  // never a run on the CPU instead.
+  if (scenario.device == Device::kCuda && !GpuVisible()) {
+    result.outcome = Outcome::kError;
+    result.reason = "device cuda: no GPU is visible on this machine (no /dev/nvidia0, or CUDA_VISIBLE_DEVICES hides "
+                    "them all)";
+    return finish(result);
+  }
+  if (!ranks_override.ok()) {
+    result.outcome = Outcome::kError;
+    result.reason = "--ranks: " + ranks_override.message();
     return finish(result);
   }
   // Refused before any rank starts: plain processes have no MPI world to join.

@@ -21,6 +21,11 @@ const NameTable<Backend>& NamesOf<Backend>() {
   return kTable;
 }
 template <>
+const NameTable<Device>& NamesOf<Device>() {
+  static const NameTable<Device> kTable = {{"cpu", Device::kCpu}, {"cuda", Device::kCuda}};
+  return kTable;
+}
+template <>
 const NameTable<ModelKind>& NamesOf<ModelKind>() {
   static const NameTable<ModelKind> kTable = {{"mlp", ModelKind::kMlp}, {"transformer", ModelKind::kTransformer}};
   return kTable;
@@ -49,10 +54,13 @@ const NameTable<OptimizerKind>& NamesOf<OptimizerKind>() {
 }
 
 const char* ToString(Backend v) { return NameOf(v); }
+const char* ToString(Device v) { return NameOf(v); }
 const char* ToString(ModelKind v) { return NameOf(v); }
 const char* ToString(AttentionKind v) { return NameOf(v); }
 const char* ToString(NormKind v) { return NameOf(v); }
 const char* ToString(ParallelMode v) { return NameOf(v); }
 const char* ToString(OptimizerKind v) { return NameOf(v); }
+
+Device EffectiveDevice(const Scenario& s) { return s.backend == Backend::kNccl ? Device::kCuda : s.device; }
 
 }  // namespace lockstep

@@ -14,6 +14,8 @@
 namespace lockstep {
 
 enum class Backend { kMpi, kGloo, kNccl };
+// Where the trainer's tensors live. nccl always runs on cuda (EffectiveDevice).
+enum class Device { kCpu, kCuda };
 enum class ModelKind { kMlp, kTransformer };
 enum class AttentionKind { kNaive, kFlash, kSdpa };
 enum class NormKind { kNone, kLayerNorm, kBatchNorm };
@@ -27,6 +29,7 @@ using NameTable = std::vector<std::pair<std::string_view, Enum>>;
 template <typename Enum>
 const NameTable<Enum>& NamesOf();
 template <> const NameTable<Backend>& NamesOf<Backend>();
+template <> const NameTable<Device>& NamesOf<Device>();
 template <> const NameTable<ModelKind>& NamesOf<ModelKind>();
 template <> const NameTable<AttentionKind>& NamesOf<AttentionKind>();
 template <> const NameTable<NormKind>& NamesOf<NormKind>();
@@ -50,6 +53,7 @@ std::vector<std::string> NameList() {
 }
 
 const char* ToString(Backend v);
+const char* ToString(Device v);
 const char* ToString(ModelKind v);
 const char* ToString(AttentionKind v);
 const char* ToString(NormKind v);
@@ -130,6 +134,7 @@ struct Scenario {
   int ranks = 2;
   int slices = 1;
   Backend backend = Backend::kMpi;
+  Device device = Device::kCpu;  // see EffectiveDevice
   int64_t steps = 10;
   uint64_t seed = 1234;
   double timeout_s = 300;       // whole scenario
@@ -147,5 +152,10 @@ struct Scenario {
   Tolerances tolerances;
   SourceLocation location;      // the file, line 1
 };
+
+// The device a scenario's ranks train on: `device`, except that nccl moves only CUDA tensors, so a
+// nccl scenario runs on cuda whatever `device` says (mpi and gloo stage CUDA tensors through host
+// memory, harness/comm/host_staging_communicator.h).
+Device EffectiveDevice(const Scenario& s);
 
 }  // namespace lockstep

@@ -99,6 +99,7 @@ TEST_F(ScenarioLoaderTest, MinimalFileTakesEveryDefault) {
   EXPECT_EQ(s.ranks, 4);
   EXPECT_EQ(s.slices, d.slices);
   EXPECT_EQ(s.backend, Backend::kMpi);
+  EXPECT_EQ(s.device, Device::kCpu);
   EXPECT_EQ(s.steps, d.steps);
   EXPECT_EQ(s.seed, d.seed);
   EXPECT_EQ(s.model.kind, ModelKind::kMlp);
@@ -119,6 +120,7 @@ description: "every key"
 ranks: 4
 slices: 2
 backend: gloo
+device: cuda
 steps: 20
 seed: 99
 timeout_s: 120
@@ -146,6 +148,7 @@ tolerances: {reference_rtol: 1e-4, reference_atol: 0, golden_rtol: 1e-6}
   EXPECT_EQ(s.ranks, 4);
   EXPECT_EQ(s.slices, 2);
   EXPECT_EQ(s.backend, Backend::kGloo);
+  EXPECT_EQ(s.device, Device::kCuda);
   EXPECT_EQ(s.steps, 20);
   EXPECT_EQ(s.seed, 99u);
   EXPECT_EQ(s.timeout_s, 120);
@@ -363,6 +366,8 @@ TEST_F(ScenarioLoaderTest, RulesAcrossKeysSkipValuesAlreadyRejected) {
 TEST_F(ScenarioLoaderTest, UnknownEnumValuesListTheAllowedOnes) {
   EXPECT_THAT(Errors("backend: mpii\n"),
               ElementsAre("1:10: backend: unknown value \"mpii\"; expected one of: mpi, gloo, nccl; did you mean \"mpi\"?"));
+  EXPECT_THAT(Errors("ranks: 2\ndevice: gpu\n"),
+              ElementsAre("2:9: device: unknown value \"gpu\"; expected one of: cpu, cuda"));
   EXPECT_THAT(Errors("model: {kind: cnn}\n"),
               ElementsAre("1:15: model.kind: unknown value \"cnn\"; expected one of: mlp, transformer"));
   EXPECT_THAT(Errors("model: {kind: MLP}\n"),
@@ -665,7 +670,7 @@ TEST_F(ScenarioLoaderTest, DiagnosticFormat) {
 
 TEST(ScenarioKeyPathsTest, CoversTheIssueExample) {
   std::vector<std::string> keys = ScenarioKeyPaths();
-  for (const char* k : {"name", "description", "ranks", "slices", "backend", "steps", "seed", "timeout_s",
+  for (const char* k : {"name", "description", "ranks", "slices", "backend", "device", "steps", "seed", "timeout_s",
                         "hang_timeout_s", "model.kind", "model.layers", "model.hidden", "model.heads", "model.seq_len",
                         "model.vocab", "model.attention", "model.norm", "model.dropout", "model.input_dim",
                         "model.output_dim", "data.batch_per_rank", "parallel.mode", "parallel.bucket_mb",

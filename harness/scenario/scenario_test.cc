@@ -22,6 +22,7 @@ void ExpectTableReadsBothWays() {
 
 TEST(ScenarioNamesTest, EveryTableReadsBothWays) {
   ExpectTableReadsBothWays<Backend>();
+  ExpectTableReadsBothWays<Device>();
   ExpectTableReadsBothWays<ModelKind>();
   ExpectTableReadsBothWays<AttentionKind>();
   ExpectTableReadsBothWays<NormKind>();
@@ -32,6 +33,7 @@ TEST(ScenarioNamesTest, EveryTableReadsBothWays) {
 // Every value of each enum has a row (a value without one would print as "unknown").
 TEST(ScenarioNamesTest, EveryValueHasAName) {
   for (Backend v : {Backend::kMpi, Backend::kGloo, Backend::kNccl}) EXPECT_STRNE(ToString(v), "unknown");
+  for (Device v : {Device::kCpu, Device::kCuda}) EXPECT_STRNE(ToString(v), "unknown");
   for (ModelKind v : {ModelKind::kMlp, ModelKind::kTransformer}) EXPECT_STRNE(ToString(v), "unknown");
   for (AttentionKind v : {AttentionKind::kNaive, AttentionKind::kFlash, AttentionKind::kSdpa}) {
     EXPECT_STRNE(ToString(v), "unknown");
@@ -40,6 +42,21 @@ TEST(ScenarioNamesTest, EveryValueHasAName) {
   for (ParallelMode v : {ParallelMode::kDdp, ParallelMode::kZero1}) EXPECT_STRNE(ToString(v), "unknown");
   for (OptimizerKind v : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) EXPECT_STRNE(ToString(v), "unknown");
   EXPECT_EQ(NameList<Backend>().front(), "mpi");  // the default, first in error messages
+  EXPECT_EQ(NameList<Device>().front(), "cpu");
+}
+
+// nccl moves only CUDA tensors, so it overrides `device`; mpi and gloo keep what the scenario says.
+TEST(ScenarioNamesTest, NcclAlwaysRunsOnCuda) {
+  Scenario s;
+  EXPECT_EQ(EffectiveDevice(s), Device::kCpu);
+  s.device = Device::kCuda;
+  EXPECT_EQ(EffectiveDevice(s), Device::kCuda);
+  s.backend = Backend::kGloo;
+  EXPECT_EQ(EffectiveDevice(s), Device::kCuda);
+  s.device = Device::kCpu;
+  EXPECT_EQ(EffectiveDevice(s), Device::kCpu);
+  s.backend = Backend::kNccl;
+  EXPECT_EQ(EffectiveDevice(s), Device::kCuda);
 }
 
 }  // namespace

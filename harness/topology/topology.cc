@@ -188,9 +188,14 @@ void CountCall(const std::string& phase, int64_t step) {
 
 }  // namespace
 
-std::string Topology::DeviceFor(Backend backend) const {
-  if (backend == Backend::kNccl && cuda_device >= 0) return "cuda:" + std::to_string(cuda_device);
-  return "cpu";
+Result<std::string> Topology::DeviceFor(Device device) const {
+  if (device == Device::kCpu) return std::string("cpu");
+  if (cuda_device < 0) {
+    return UnavailableError(std::string("device cuda: no CUDA device is visible to rank ") + std::to_string(rank) +
+                            (LOCKSTEP_HAVE_CUDA ? " (no driver or GPU, or CUDA_VISIBLE_DEVICES hides them all)"
+                                                : " (this build has no CUDA: configure with the CUDA toolkit)"));
+  }
+  return "cuda:" + std::to_string(cuda_device);
 }
 
 Result<Topology> DiscoverTopology(int slices, const std::string& phase, int64_t step) {

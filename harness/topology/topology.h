@@ -35,10 +35,12 @@ struct Topology {
   std::string source = "single";
 
   int cuda_device_count = 0;  // 0 when built without CUDA or when no device is visible
-  int cuda_device = -1;       // local_rank % cuda_device_count; -1 without a device
+  int cuda_device = -1;       // local_rank % cuda_device_count (ranks may share a GPU); -1 without
 
-  // "cuda:<cuda_device>" for a backend that runs on the GPU (nccl) when a device exists, else "cpu".
-  std::string DeviceFor(Backend backend) const;
+  // The torch device string of a rank that trains on `device` (EffectiveDevice of its scenario):
+  // "cpu", or "cuda:<cuda_device>". Unavailable when cuda is asked for and no CUDA device is
+  // visible (or the build has no CUDA): never a silent run on the CPU instead.
+  Result<std::string> DeviceFor(Device device) const;
 };
 
 // Works out the topology from the environment, in this order: torchrun (RANK, WORLD_SIZE,

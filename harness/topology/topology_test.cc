@@ -56,7 +56,7 @@ TEST_F(TopologyTest, SingleProcessWithoutLauncher) {
   EXPECT_EQ(topo->slice_peers, std::vector<int>({0}));
   EXPECT_EQ(topo->cross_peers, std::vector<int>({0}));
   EXPECT_FALSE(topo->host.empty());
-  EXPECT_EQ(topo->DeviceFor(Backend::kMpi), "cpu");
+  EXPECT_EQ(topo->DeviceFor(Device::kCpu).value(), "cpu");
 }
 
 TEST_F(TopologyTest, TorchrunEightRanksTwoSlices) {
@@ -189,12 +189,27 @@ TEST_F(TopologyTest, DeviceFollowsLocalRankModuloDevices) {
   ASSERT_TRUE(topo.ok()) << topo.status().ToString();
   if (topo->cuda_device_count == 0) {
     EXPECT_EQ(topo->cuda_device, -1);
-    EXPECT_EQ(topo->DeviceFor(Backend::kNccl), "cpu");
+    EXPECT_EQ(topo->DeviceFor(Device::kCuda).status().code(), StatusCode::kUnavailable);
   } else {
     EXPECT_EQ(topo->cuda_device, 3 % topo->cuda_device_count);
-    EXPECT_EQ(topo->DeviceFor(Backend::kNccl), "cuda:" + std::to_string(3 % topo->cuda_device_count));
+    EXPECT_EQ(topo->DeviceFor(Device::kCuda).value(), "cuda:" + std::to_string(3 % topo->cuda_device_count));
   }
-  EXPECT_EQ(topo->DeviceFor(Backend::kGloo), "cpu");
+  EXPECT_EQ(topo->DeviceFor(Device::kCpu).value(), "cpu");
+}
+
+// cuda without a visible device is an error naming the rank, never "cpu" in its place.
+TEST_F(TopologyTest, CudaWithoutADeviceIsAnErrorNotTheCpu) {
+  Topology topo;
+  topo.rank = 2;
+  Result<std::string> device = topo.DeviceFor(Device::kCuda);
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(device.status().message().find("device cuda: no CUDA device is visible to rank 2"), std::string::npos)
+      << device.status().message();
+  topo.cuda_device_count = 2;
+  topo.cuda_device = 1;
+  EXPECT_EQ(topo.DeviceFor(Device::kCuda).value(), "cuda:1");
+  EXPECT_EQ(topo.DeviceFor(Device::kCpu).value(), "cpu");
 }
 
 }  // namespace

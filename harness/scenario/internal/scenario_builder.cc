@@ -16,7 +16,7 @@ namespace {
 // The keys of each mapping, in the order docs/SCENARIOS.md lists them.
 const std::vector<std::string_view> kTopKeys = {
     "name",   "description", "ranks",     "slices", "backend", "steps",  "seed",   "timeout_s", "hang_timeout_s",
-    "startup_timeout_s",
+    "startup_timeout_s", "device",
     "model",  "data",        "parallel",  "optimizer", "checks", "inject", "expect", "tolerances"};
 const std::vector<std::string_view> kModelKeys = {"kind",      "layers",    "hidden",     "heads",
                                                   "seq_len",   "vocab",     "input_dim",  "output_dim",
@@ -34,6 +34,7 @@ const std::vector<std::string_view> kToleranceKeys = {"reference_rtol", "referen
 const std::vector<std::string_view> kPerScenarioKeys = {"name", "inject", "expect"};
 
 const NameTable<Backend>& kBackends = NamesOf<Backend>();
+const NameTable<Device>& kDevices = NamesOf<Device>();
 const NameTable<ModelKind>& kModelKinds = NamesOf<ModelKind>();
 const NameTable<AttentionKind>& kAttentionKinds = NamesOf<AttentionKind>();
 const NameTable<NormKind>& kNormKinds = NamesOf<NormKind>();
@@ -171,6 +172,8 @@ void ScenarioBuilder::Apply(const YAML::Node& root, LayerKind layer, YamlReader&
       Assign(f, reader, s.hang_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
     } else if (k == "startup_timeout_s") {
       Assign(f, reader, s.startup_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
+    } else if (k == "device") {
+      Assign(f, reader, s.device, reader.ReadEnum(f, kDevices));
     } else if (k == "model") {
       ApplyModel(f, reader);
     } else if (k == "data") {
