@@ -147,7 +147,7 @@ Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
     LOCKSTEP_ASSIGN_OR_RETURN(g.final_step, integer(j.at("final_step"), "final_step"));
     for (const json& e : j.at("final_tensors")) {
       GoldenTensor t;
-      auto kind = TensorKindFromString(e.at("kind").get<std::string>());
+      auto kind = FromString<TensorKind>(e.at("kind").get<std::string>());
       auto digest = Digest128::FromHex(e.at("digest").get<std::string>());
       if (!kind || !digest) {
         return InvalidArgumentError(path.string() + ": bad tensor entry " +

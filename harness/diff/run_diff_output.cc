@@ -7,6 +7,8 @@
 #include <functional>
 #include <sstream>
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 namespace {
 
@@ -184,12 +186,10 @@ Json StepDifferenceJson(const StepDifference& step) {
 }  // namespace
 
 const char* ToString(ScenarioDiff::Verdict verdict) {
-  switch (verdict) {
-    case ScenarioDiff::Verdict::kIdentical: return "identical";
-    case ScenarioDiff::Verdict::kDifferent: return "different";
-    case ScenarioDiff::Verdict::kNotCompared: return "not_compared";
-  }
-  return "unknown";
+  static const NameTable<ScenarioDiff::Verdict> kTable = {{"identical", ScenarioDiff::Verdict::kIdentical},
+                                                          {"different", ScenarioDiff::Verdict::kDifferent},
+                                                          {"not_compared", ScenarioDiff::Verdict::kNotCompared}};
+  return NameIn(kTable, verdict);
 }
 
 std::string RunDiffText(const RunDiff& diff) {
