@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "harness/core/name_table.h"
+#include "harness/result/json_number.h"
 
 namespace lockstep {
 namespace {
@@ -45,7 +46,7 @@ std::string Plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json Number(double v) { return JsonNumber<Json>(v); }
 
 std::string RanksLabel(const std::vector<int>& ranks) {
   return ranks.size() == 1 ? "rank " + std::to_string(ranks[0]) : "ranks " + RanksText(ranks);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/untrusted_input.h"
+#include "harness/result/json_number.h"
 
 namespace lockstep {
 namespace {
@@ -81,11 +82,7 @@ constexpr char kEndS[] = "end_s";
 
 constexpr const char* kSchemaPrefix = "lockstep.report/";
 
-Json DoubleToJson(double value) {
-  if (std::isnan(value)) return nullptr;
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
+Json DoubleToJson(double value) { return JsonNumber<Json>(value); }
 
 Json OptionalDoubleToJson(const std::optional<double>& value) {
   return value ? DoubleToJson(*value) : Json(nullptr);
@@ -262,23 +259,16 @@ class Reader {
     return Integer(*j, Join(path, key), out);
   }
 
-  // null is NaN; "Infinity" / "-Infinity" / "NaN" are the non-finite values JSON cannot spell.
+  // null is NaN; "Infinity" / "-Infinity" / "NaN" are the non-finite values JSON cannot spell
+  // (harness/result/json_number.h).
   Status Double(const Json& j, const std::string& path, double* out) const {
-    if (j.is_null()) {
-      *out = std::numeric_limits<double>::quiet_NaN();
-      return Status::Ok();
-    }
-    if (j.is_number()) {
-      *out = j.get<double>();
+    if (std::optional<double> number = NumberFromJson(j)) {
+      *out = *number;
       return Status::Ok();
     }
     if (j.is_string()) {
-      const auto& s = j.get_ref<const std::string&>();
-      if (s == "Infinity") *out = std::numeric_limits<double>::infinity();
-      else if (s == "-Infinity") *out = -std::numeric_limits<double>::infinity();
-      else if (s == "NaN") *out = std::numeric_limits<double>::quiet_NaN();
-      else return Error(path, "expected a number, null, \"Infinity\" or \"-Infinity\", got \"" + s + "\"");
-      return Status::Ok();
+      return Error(path, "expected a number, null, \"Infinity\" or \"-Infinity\", got \"" +
+                             j.template get<std::string>() + "\"");
     }
     return Error(path, std::string("expected a number, got ") + TypeName(j));
   }
