@@ -11,6 +11,7 @@
 #include "checkers/golden_file.h"
 #include "checkers/testing/canned_run.h"
 #include "harness/trace/trace_reader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -22,12 +23,6 @@ const char* kPlatform = "libtorch-1.13.0_mpi_cpu-AMD EPYC 7B13";
 
 class GoldenCheckerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("lockstep_golden_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   CheckContext Context(CannedRun& run) {
     CheckContext ctx = run.Context();
     ctx.fixtures_dir = dir_;
@@ -35,7 +30,8 @@ class GoldenCheckerTest : public ::testing::Test {
     return ctx;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir temp_{"lockstep_golden_"};
+  const std::filesystem::path dir_ = temp_.path();
 };
 
 TEST_F(GoldenCheckerTest, PathIsKeyedByScenarioAndPlatform) {

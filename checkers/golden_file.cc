@@ -12,26 +12,18 @@
 #include "checkers/internal/check_util.h"
 #include "checkers/loss_curve.h"
 #include "harness/core/untrusted_input.h"
+#include "harness/result/json_number.h"
 
 namespace lockstep {
 namespace {
 
 using nlohmann::json;
 
-// Non-finite numbers as report.json spells them (docs/REPORTS.md): NaN is null (the loss at step
-// 0), +/-infinity the strings "Infinity" / "-Infinity", so an infinite loss is not lost.
-template <typename Json>
-Json GoldenNumber(double v) {
-  if (std::isnan(v)) return Json(nullptr);
-  if (std::isinf(v)) return Json(v > 0 ? "Infinity" : "-Infinity");
-  return Json(v);
-}
-
+// Non-finite numbers as in every lockstep JSON output (harness/result/json_number.h); anything
+// else that is no number throws json::type_error, and the read fails.
 double GoldenNumberFrom(const json& v) {
-  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (v.is_string() && v.get<std::string>() == "Infinity") return std::numeric_limits<double>::infinity();
-  if (v.is_string() && v.get<std::string>() == "-Infinity") return -std::numeric_limits<double>::infinity();
-  return v.get<double>();  // anything else that is no number throws, and the read fails
+  if (std::optional<double> number = NumberFromJson(v)) return *number;
+  return v.get<double>();
 }
 
 std::string SafeName(const std::string& s) {
@@ -101,7 +93,7 @@ std::string GoldenToJson(const GoldenRecord& g) {
   for (const auto& [step, value] : g.loss) {
     ojson e;
     e["step"] = step;
-    e["loss"] = GoldenNumber<ojson>(value);
+    e["loss"] = JsonNumber<ojson>(value);
     loss.push_back(std::move(e));
   }
   j["loss"] = std::move(loss);
@@ -112,7 +104,7 @@ std::string GoldenToJson(const GoldenRecord& g) {
     e["kind"] = ToString(t.kind);
     e["name"] = t.name;
     e["digest"] = t.digest.ToHex();
-    e["norm"] = GoldenNumber<ojson>(t.norm);
+    e["norm"] = JsonNumber<ojson>(t.norm);
     tensors.push_back(std::move(e));
   }
   j["final_tensors"] = std::move(tensors);
@@ -147,7 +139,7 @@ Result<GoldenRecord> ReadGolden(const std::filesystem::path& path) {
     LOCKSTEP_ASSIGN_OR_RETURN(g.final_step, integer(j.at("final_step"), "final_step"));
     for (const json& e : j.at("final_tensors")) {
       GoldenTensor t;
-      auto kind = TensorKindFromString(e.at("kind").get<std::string>());
+      auto kind = FromString<TensorKind>(e.at("kind").get<std::string>());
       auto digest = Digest128::FromHex(e.at("digest").get<std::string>());
       if (!kind || !digest) {
         return InvalidArgumentError(path.string() + ": bad tensor entry " +

@@ -134,16 +134,23 @@ void ConsoleReporter::OnScenarioEnd(const ScenarioResult& result) {
   out_ << "\n" << std::flush;
 }
 
+Status ConsoleReporter::Render(const RunResult& result, std::ostream& out) const {
+  const OutcomeCounts counts = CountOutcomes(result);
+  out << "[==========] " << counts.total << (counts.total == 1 ? " scenario" : " scenarios") << " ran in "
+      << ShortSeconds(result.context.duration_s) << "\n";
+  for (const ScenarioResult& s : result.scenarios) {
+    if (IsFailure(s.outcome)) out << "[  FAILED  ] " << s.id << " (" << ToString(s.outcome) << ")\n";
+  }
+  out << SummaryLine(counts) << "\n" << std::flush;
+  if (!out) return IoError("console: cannot write the summary");
+  return Status::Ok();
+}
+
 void ConsoleReporter::OnRunEnd(const RunResult& result) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearBar();
-  const OutcomeCounts counts = CountOutcomes(result);
-  out_ << "[==========] " << counts.total << (counts.total == 1 ? " scenario" : " scenarios") << " ran in "
-       << ShortSeconds(result.context.duration_s) << "\n";
-  for (const ScenarioResult& s : result.scenarios) {
-    if (IsFailure(s.outcome)) out_ << "[  FAILED  ] " << s.id << " (" << ToString(s.outcome) << ")\n";
-  }
-  out_ << SummaryLine(counts) << "\n" << std::flush;
+  // A console that cannot be written to has nobody to tell; report.json still holds the result.
+  (void)Render(result, out_);
 }
 
 }  // namespace lockstep

@@ -1,6 +1,7 @@
-// The console while a run goes on: a line per scenario start and end, and on a terminal a
-// progress bar with steps and ETA redrawn in place. Plain lines only when the stream is not a
-// terminal (CI logs), ending with the closing line CI tools read: "3 passed, 1 failed, ...".
+// The console: while a run goes on (as a RunListener) a line per scenario start and end, and on a
+// terminal a progress bar with steps and ETA redrawn in place; plain lines only when the stream is
+// not a terminal (CI logs). As a Reporter it renders a finished result's closing block, ending
+// with the line CI tools read: "3 passed, 1 failed, ..."; the end of a live run prints the same.
 #pragma once
 
 #include <chrono>
@@ -14,7 +15,7 @@
 
 namespace lockstep {
 
-class ConsoleReporter : public RunListener {
+class ConsoleReporter : public Reporter, public RunListener {
  public:
   using Clock = std::function<double()>;  // seconds, monotonic
 
@@ -25,6 +26,11 @@ class ConsoleReporter : public RunListener {
   static ConsoleReporter ForStdout();
   static bool StdoutIsTerminal();
   static double SteadySeconds();
+
+  std::string name() const override { return "console"; }
+  // The closing block: how many scenarios ran, the failed ones, the summary line. Stateless, so
+  // `lockstep report` can print it for a result read back from report.json.
+  Status Render(const RunResult& result, std::ostream& out) const override;
 
   void OnRunStart(const RunContext& context, int scenario_count) override;
   void OnScenarioStart(const std::string& id, int ranks, int64_t steps) override;

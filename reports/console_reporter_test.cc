@@ -84,6 +84,28 @@ TEST(ConsoleReporterTest, SummaryCountsEveryFailureKind) {
             "1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n");
 }
 
+// As a Reporter (lockstep report): the same closing block, on the stream handed in, and nothing
+// on the live stream.
+TEST(ConsoleReporterTest, RendersTheClosingBlockAsAReporter) {
+  std::ostringstream live, live_end, rendered;
+  const RunResult run = testing::LoadFixture("mixed");
+  ConsoleReporter console(live, /*interactive=*/true, [] { return 0.0; });
+  const Reporter& reporter = console;
+  EXPECT_EQ(reporter.name(), "console");
+  ASSERT_TRUE(reporter.Render(run, rendered).ok());
+  EXPECT_EQ(live.str(), "");
+  ConsoleReporter(live_end, false, [] { return 0.0; }).OnRunEnd(run);
+  EXPECT_EQ(rendered.str(), live_end.str());
+  EXPECT_THAT(rendered.str(), EndsWith("1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n"));
+}
+
+TEST(ConsoleReporterTest, AStreamThatFailsIsAnError) {
+  std::ostringstream broken;
+  broken.setstate(std::ios::badbit);
+  ConsoleReporter console(broken, false, [] { return 0.0; });
+  EXPECT_FALSE(console.Render(testing::LoadFixture("mixed"), broken).ok());
+}
+
 // A run that only broke is not "0 passed, 1 failed": the system under test did not fail.
 TEST(ConsoleReporterTest, AHarnessErrorIsCountedAsAnErrorNotAFailure) {
   RunResult run;

@@ -11,6 +11,7 @@
 
 #include "reports/chart_js.h"
 #include "reports/golden_file_testutil.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -180,8 +181,9 @@ process.stdout.write(JSON.stringify({
 
 nlohmann::json RunInNode(const std::string& fixture, bool real_chart_js) {
   // Per test and mode, so that ctest -j running tests side by side never shares a file.
-  const std::string dir = std::string(LOCKSTEP_BINARY_DIR) + "/reports_test_" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_";
+  static const testing::TempDir scratch("lockstep_html_test_");  // removed when the test program ends
+  const std::string dir =
+      (scratch / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_")).string();
   const std::string page = dir + fixture + (real_chart_js ? ".real.html" : ".stub.html");
   std::ofstream(page) << Render(testing::LoadFixture(fixture), /*inline_chart_js=*/real_chart_js);
   const std::string driver = dir + fixture + "_driver.js";

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/golden_file_testutil.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -26,8 +27,8 @@ std::string Render(const RunResult& result) {
 
 // Per test, so that ctest -j running tests side by side never shares a file.
 std::string TempPath(const std::string& name) {
-  return std::string(LOCKSTEP_BINARY_DIR) + "/reports_test_" +
-         ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+  static const testing::TempDir scratch("lockstep_junit_test_");  // removed when the test program ends
+  return (scratch / (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + name)).string();
 }
 
 void WriteFile(const std::string& path, const std::string& text) {

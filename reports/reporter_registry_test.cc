@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "reports/golden_file_testutil.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -24,13 +25,6 @@ class FailingReporter : public Reporter {
     return InternalError("render broke half-way");
   }
 };
-
-std::string TempDir() {
-  const std::string dir = std::string(LOCKSTEP_BINARY_DIR) + "/reports_test_registry/" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 TEST(ReporterRegistryTest, KnowsEveryFormat) {
   EXPECT_THAT(ReporterNames(), IsSupersetOf({"json", "junit", "markdown", "html"}));
@@ -65,7 +59,8 @@ TEST(ReporterRegistryTest, UnknownFormatListsTheKnownOnes) {
 }
 
 TEST(ReporterRegistryTest, WritesAtomically) {
-  const std::string path = TempDir() + "/report.txt";
+  const testing::TempDir temp("lockstep_reporter_registry_");
+  const std::string path = (temp / "report.txt").string();
   ASSERT_TRUE(WriteFileAtomically(path, "first").ok());
   EXPECT_EQ(testing::ReadFileOrEmpty(path), "first");
   ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
@@ -74,7 +69,8 @@ TEST(ReporterRegistryTest, WritesAtomically) {
 }
 
 TEST(ReporterRegistryTest, FailedRenderKeepsTheOldReport) {
-  const std::string path = TempDir() + "/kept.txt";
+  const testing::TempDir temp("lockstep_reporter_registry_");
+  const std::string path = (temp / "kept.txt").string();
   ASSERT_TRUE(WriteFileAtomically(path, "the previous report").ok());
   Status s = RenderToFile(FailingReporter(), RunResult{}, path);
   ASSERT_FALSE(s.ok());
@@ -88,7 +84,8 @@ TEST(ReporterRegistryTest, RenderToFileWritesEachFormat) {
   for (const std::string& name : ReporterNames()) {
     auto reporter = MakeReporter(name);
     ASSERT_TRUE(reporter.ok());
-    const std::string path = TempDir() + "/mixed." + name;
+    const testing::TempDir temp("lockstep_reporter_registry_");
+    const std::string path = (temp / ("mixed." + name)).string();
     ASSERT_TRUE(RenderToFile(**reporter, result, path).ok()) << name;
     std::ostringstream expected;
     ASSERT_TRUE((*reporter)->Render(result, expected).ok());

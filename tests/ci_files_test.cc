@@ -16,6 +16,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "harness/core/testing/temp_dir.h"
+
 #include "harness/cli/testing/run_program.h"
 
 namespace lockstep {
@@ -423,9 +425,8 @@ TEST(CiFilesTest, AnUnknownSubcommandOrFlagIsCaught) {
 // for chromium), so a `grep -q` reading it straight from the pipe exits first, apt-cache dies of
 // SIGPIPE, and under pipefail chromium used to be dropped as "not in this distribution".
 TEST(CiFilesTest, InstallDepsInstallsChromiumAndPythonTorchWhenTheDistributionHasThem) {
-  std::string pattern = (fs::temp_directory_path() / "lockstep_install_deps_XXXXXX").string();
-  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-  const fs::path dir = pattern;
+  const testing::TempDir temp("lockstep_install_deps_");
+  const fs::path& dir = temp.path();
   const fs::path log = dir / "apt-get.log";
   auto script = [&](const std::string& name, const std::string& body) {
     std::ofstream(dir / name) << "#!/bin/sh\n" << body << "\n";
@@ -445,7 +446,6 @@ TEST(CiFilesTest, InstallDepsInstallsChromiumAndPythonTorchWhenTheDistributionHa
   EXPECT_THAT(installed, HasSubstr("install -y -qq --no-install-recommends"));
   EXPECT_THAT(installed, HasSubstr(" chromium")) << r.out;
   EXPECT_THAT(installed, HasSubstr(" python3-torch")) << r.out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "harness/cli/testing/run_program.h"
 #include "harness/result/run_result_json.h"
 #include "reports/reporter_registry.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -85,8 +86,7 @@ struct BrowserRun {
 
 // One headless Chromium run on `page` with a fresh profile, so no state leaks between runs.
 BrowserRun RunChromium(const std::string& chromium, const fs::path& page, const std::vector<std::string>& extra) {
-  std::string profile = (fs::temp_directory_path() / "lockstep_chromium_XXXXXX").string();
-  EXPECT_NE(::mkdtemp(profile.data()), nullptr);
+  const testing::TempDir profile("lockstep_chromium_");
   std::vector<std::string> args = {std::to_string(kBrowserTimeoutS),
                                    chromium,
                                    "--headless",
@@ -97,15 +97,13 @@ BrowserRun RunChromium(const std::string& chromium, const fs::path& page, const 
                                    "--disable-background-networking",
                                    "--disable-component-update",
                                    "--disable-sync",
-                                   "--user-data-dir=" + profile,
+                                   "--user-data-dir=" + profile.path().string(),
                                    "--enable-logging=stderr",
                                    "--v=0"};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("file://" + page.string());
   BrowserRun run;
   run.result = testing::RunProgram("/usr/bin/timeout", args, ArtifactDir());
-  std::error_code ec;
-  fs::remove_all(profile, ec);
   for (const std::string& line : testing::Lines(run.result.err)) {
     if (line.find(":CONSOLE") != std::string::npos) run.console.push_back(line);
   }

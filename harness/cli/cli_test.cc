@@ -10,6 +10,7 @@
 #include "harness/cli/testing/run_program.h"
 #include "harness/core/build_info.h"
 #include "harness/scenario/scenario_loader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -132,20 +133,12 @@ TEST(CliTest, ListPrintsTheSortedIdsOfTheScenariosInTheTree) {
 
 class CliTempDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "lockstep_cli_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   void Write(const std::string& relative, const std::string& content) {
     fs::create_directories((dir_ / relative).parent_path());
     std::ofstream(dir_ / relative, std::ios::binary) << content;
   }
-  fs::path dir_;
+  testing::TempDir temp_{"lockstep_cli_"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(CliTempDirTest, ListPrintsNothingWhenAFileIsInvalid) {

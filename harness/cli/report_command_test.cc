@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/testing/temp_dir.h"
+
 #include "harness/cli/testing/run_program.h"
 
 namespace lockstep {
@@ -31,22 +33,18 @@ const fs::path kFixtures = fs::path(LOCKSTEP_SOURCE_DIR) / "fixtures" / "reports
 class ReportCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("lockstep_report_cmd_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-             "_" + std::to_string(::getpid()));
-    fs::remove_all(root_);
     fs::create_directories(root_ / "run");
     // Under GitHub Actions `report` would append to the job's real step summary.
     ::unsetenv("GITHUB_STEP_SUMMARY");
     ::unsetenv("GITHUB_ACTIONS");
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   ProgramResult Lockstep(const std::vector<std::string>& args) {
     return testing::RunProgram(testing::LockstepBinary(), args, root_);
   }
 
-  fs::path root_;
+  testing::TempDir temp_{"lockstep_report_cmd_"};
+  const fs::path root_ = temp_.path();
 };
 
 TEST_F(ReportCommandTest, RendersEveryRequestedFormatAndLeavesReportJsonAlone) {

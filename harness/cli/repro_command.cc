@@ -18,6 +18,7 @@
 #include "harness/launcher/process_tree.h"
 #include "harness/result/run_result_json.h"
 #include "harness/runner/lockstep_rank_program.h"
+#include "harness/trace/trace_record.h"
 
 namespace lockstep {
 namespace {
@@ -32,14 +33,16 @@ struct ReproFlags {
 };
 
 // The checkers whose findings name tensors, with the trace kind of those tensors.
-const std::vector<std::pair<std::string, std::string>> kTensorCheckers = {
-    {"replica_weights", "param"}, {"synced_grads", "grad"}, {"optimizer_state", "optimizer_state"}, {"buffers", "buffer"}};
+const std::vector<std::pair<std::string, TensorKind>> kTensorCheckers = {{"replica_weights", TensorKind::kParam},
+                                                                         {"synced_grads", TensorKind::kGrad},
+                                                                         {"optimizer_state", TensorKind::kOptimizerState},
+                                                                         {"buffers", TensorKind::kBuffer}};
 
 std::optional<std::string> TensorKindOf(const Finding& f) {
   auto it = f.details.find("kind");
   if (it != f.details.end() && !it->second.empty()) return it->second;
   for (const auto& [checker, kind] : kTensorCheckers) {
-    if (f.checker == checker) return kind;
+    if (f.checker == checker) return std::string(ToString(kind));
   }
   return std::nullopt;
 }

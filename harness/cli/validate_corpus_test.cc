@@ -13,6 +13,7 @@
 
 #include "harness/cli/testing/run_program.h"
 #include "harness/scenario/scenario_loader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -105,9 +106,8 @@ TEST(BadScenarioCorpusTest, TheWholeFolderAtOnceGivesEveryLineInFileOrder) {
 
 // Generated here rather than committed: a 1 MiB fixture would bloat the repository.
 TEST(BadScenarioCorpusTest, HugeFileIsRefusedBeforeParsing) {
-  std::string dir_template = (fs::temp_directory_path() / "lockstep_huge_XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir_template.data()), nullptr);
-  const fs::path dir = dir_template;
+  const testing::TempDir temp("lockstep_huge_");
+  const fs::path& dir = temp.path();
   {
     std::ofstream out(dir / "huge.yaml", std::ios::binary);
     out << "description: \"" << std::string(kMaxScenarioFileBytes, 'x') << "\"\n";
@@ -116,8 +116,6 @@ TEST(BadScenarioCorpusTest, HugeFileIsRefusedBeforeParsing) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(Lines(r.err).at(0), "huge.yaml:1:1: file is " + std::to_string(kMaxScenarioFileBytes + 16) +
                                     " bytes; a scenario file may be at most 1 MiB (1048576 bytes)");
-  std::error_code ec;
-  fs::remove_all(dir, ec);
 }
 
 }  // namespace

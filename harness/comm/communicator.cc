@@ -1,26 +1,22 @@
 #include "harness/comm/communicator.h"
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 
 // These spellings are the trace vocabulary (docs/TRACE.md): changing one is a schema change.
 const char* ToString(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kAvg: return "avg";
-    case ReduceOp::kMax: return "max";
-  }
-  return "unknown";
+  static const NameTable<ReduceOp> kTable = {{"sum", ReduceOp::kSum}, {"avg", ReduceOp::kAvg}, {"max", ReduceOp::kMax}};
+  return NameIn(kTable, op);
 }
 
 const char* ToString(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kBarrier: return "barrier";
-  }
-  return "unknown";
+  static const NameTable<CollectiveOp> kTable = {{"all_reduce", CollectiveOp::kAllReduce},
+                                                 {"all_gather", CollectiveOp::kAllGather},
+                                                 {"reduce_scatter", CollectiveOp::kReduceScatter},
+                                                 {"broadcast", CollectiveOp::kBroadcast},
+                                                 {"barrier", CollectiveOp::kBarrier}};
+  return NameIn(kTable, op);
 }
 
 }  // namespace lockstep

@@ -1,6 +1,7 @@
 // Single-process gloo tests: a one-rank world, two ranks as threads over one FileStore (c10d's
 // own test style), and how failures come back. The multi-process ones are in collectives_mpi_test.cc.
 #include "harness/comm/gloo_communicator.h"
+#include "harness/core/testing/temp_dir.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -17,21 +18,7 @@
 namespace lockstep {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-gloo-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // A port nobody listens on (bound, read, released).
 int UnusedPort() {
@@ -51,13 +38,13 @@ RendezvousOptions FileOptions(const TempDir& dir, int rank, int size) {
   RendezvousOptions o;
   o.rank = rank;
   o.world_size = size;
-  o.store_file = dir.path() + "/store";
+  o.store_file = (dir / "store").string();
   o.timeout = std::chrono::seconds(30);
   return o;
 }
 
 TEST(GlooCommunicatorTest, OneRankWorld) {
-  TempDir dir;
+  TempDir dir("lockstep-gloo-");
   ASSERT_FALSE(dir.path().empty());
   auto comm = GlooCommunicator::Create(FileOptions(dir, 0, 1), "127.0.0.1");
   ASSERT_TRUE(comm.ok()) << comm.status().ToString();
@@ -76,7 +63,7 @@ TEST(GlooCommunicatorTest, OneRankWorld) {
 }
 
 TEST(GlooCommunicatorTest, TwoRanksAsThreadsOverOneFileStore) {
-  TempDir dir;
+  TempDir dir("lockstep-gloo-");
   ASSERT_FALSE(dir.path().empty());
   torch::Tensor results[2];
   Status status[2];
@@ -103,7 +90,7 @@ TEST(GlooCommunicatorTest, TwoRanksAsThreadsOverOneFileStore) {
 }
 
 TEST(GlooCommunicatorTest, GlooErrorsBecomeStatusesNamingRankAndCall) {
-  TempDir dir;
+  TempDir dir("lockstep-gloo-");
   auto comm = GlooCommunicator::Create(FileOptions(dir, 0, 1), "127.0.0.1");
   ASSERT_TRUE(comm.ok()) << comm.status().ToString();
   // Gloo has no int16 reduction; ProcessGroupGloo throws, and the caller gets a Status.

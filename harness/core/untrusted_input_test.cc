@@ -6,16 +6,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/testing/temp_dir.h"
+
 namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path TempDir() {
-  fs::path dir = fs::temp_directory_path() / ("lockstep_untrusted_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
 
 TEST(FindJsonTooDeepTest, NamesTheBracketThatGoesTooDeep) {
   EXPECT_FALSE(FindJsonTooDeep(R"({"a": [[1, 2], {"b": 3}]})", 3));
@@ -45,7 +41,8 @@ TEST(JsonIntegerTest, OnlyIntegersInRange) {
 }
 
 TEST(ReadBoundedFileTest, ReadsAFileWithinTheLimit) {
-  const fs::path file = TempDir() / "small.json";
+  testing::TempDir temp("lockstep_untrusted_");
+  const fs::path file = temp / "small.json";
   std::ofstream(file) << "{}\n";
   Result<std::string> text = ReadBoundedFile(file, 3, "report");
   ASSERT_TRUE(text.ok()) << text.status().ToString();
@@ -53,7 +50,8 @@ TEST(ReadBoundedFileTest, ReadsAFileWithinTheLimit) {
 }
 
 TEST(ReadBoundedFileTest, RefusesLargeFilesFoldersAndMissingFiles) {
-  const fs::path dir = TempDir();
+  testing::TempDir temp("lockstep_untrusted_");
+  const fs::path& dir = temp.path();
   std::ofstream(dir / "big.json") << "0123456789";
   Result<std::string> big = ReadBoundedFile(dir / "big.json", 9, "report");
   ASSERT_FALSE(big.ok());

@@ -7,6 +7,9 @@
 #include <functional>
 #include <sstream>
 
+#include "harness/core/name_table.h"
+#include "harness/result/json_number.h"
+
 namespace lockstep {
 namespace {
 
@@ -43,7 +46,7 @@ std::string Plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json Number(double v) { return JsonNumber<Json>(v); }
 
 std::string RanksLabel(const std::vector<int>& ranks) {
   return ranks.size() == 1 ? "rank " + std::to_string(ranks[0]) : "ranks " + RanksText(ranks);
@@ -184,12 +187,10 @@ Json StepDifferenceJson(const StepDifference& step) {
 }  // namespace
 
 const char* ToString(ScenarioDiff::Verdict verdict) {
-  switch (verdict) {
-    case ScenarioDiff::Verdict::kIdentical: return "identical";
-    case ScenarioDiff::Verdict::kDifferent: return "different";
-    case ScenarioDiff::Verdict::kNotCompared: return "not_compared";
-  }
-  return "unknown";
+  static const NameTable<ScenarioDiff::Verdict> kTable = {{"identical", ScenarioDiff::Verdict::kIdentical},
+                                                          {"different", ScenarioDiff::Verdict::kDifferent},
+                                                          {"not_compared", ScenarioDiff::Verdict::kNotCompared}};
+  return NameIn(kTable, verdict);
 }
 
 std::string RunDiffText(const RunDiff& diff) {

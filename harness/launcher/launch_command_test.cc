@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/testing/temp_dir.h"
+
 namespace lockstep {
 namespace {
 
@@ -41,11 +43,6 @@ class ScopedEnv {
   std::string name_;
   std::optional<std::string> old_;
 };
-
-std::filesystem::path MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-launch-cmd-XXXXXX").string();
-  return ::mkdtemp(tmpl.data());
-}
 
 LaunchSpec SampleSpec() {
   LaunchSpec spec;
@@ -115,7 +112,8 @@ TEST(LaunchCommandTest, MpirunKeepsAChosenPml) {
 // The /bin/sh wrapper must send each rank's output to its own file and still run the program
 // with its arguments intact.
 TEST(LaunchCommandTest, MpirunWrapperRedirectsPerRank) {
-  const auto dir = MakeTempDir();
+  const testing::TempDir temp("lockstep-launch-cmd-");
+  const std::filesystem::path& dir = temp.path();
   LaunchSpec spec = SampleSpec();
   spec.log_dir = dir;
   spec.rank_command = {"/bin/echo", "hello", "two words"};
@@ -129,7 +127,6 @@ TEST(LaunchCommandTest, MpirunWrapperRedirectsPerRank) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "hello two words\n");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(LaunchCommandTest, LocalRankEnvironment) {
@@ -175,12 +172,12 @@ TEST(LaunchCommandTest, FindExecutable) {
   EXPECT_EQ(FindExecutable("sh", "/nonexistent-dir:/bin").value(), "/bin/sh");
   EXPECT_FALSE(FindExecutable("lockstep-surely-not-a-program", "/bin:/usr/bin").has_value());
   EXPECT_FALSE(FindExecutable("/nonexistent/prog", "/bin").has_value());
-  const auto dir = MakeTempDir();
+  const testing::TempDir temp("lockstep-launch-cmd-");
+  const std::filesystem::path& dir = temp.path();
   std::ofstream(dir / "data") << "not a program\n";
   std::filesystem::permissions(dir / "data", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   EXPECT_FALSE(FindExecutable((dir / "data").string(), "").has_value());  // no execute bit, even for root
   EXPECT_FALSE(FindExecutable("data", dir.string()).has_value());
-  std::filesystem::remove_all(dir);
   EXPECT_FALSE(FindExecutable("/bin", "").has_value());           // a directory
   EXPECT_FALSE(FindExecutable("", "/bin").has_value());
 }

@@ -566,30 +566,16 @@ LaunchReport LaunchRun::Run() {
 
 }  // namespace
 
-// The one table of launcher names, read both ways (flags, report.json's context.launcher).
-constexpr std::pair<LauncherKind, const char*> kLauncherNames[] = {
-    {LauncherKind::kMpirun, "mpirun"}, {LauncherKind::kSrun, "srun"}, {LauncherKind::kLocal, "local"},
-    {LauncherKind::kNone, "none"}};
-
-const char* ToString(LauncherKind kind) {
-  for (const auto& [value, name] : kLauncherNames) {
-    if (value == kind) return name;
-  }
-  return "unknown";
+template <>
+const NameTable<LauncherKind>& NamesOf<LauncherKind>() {
+  static const NameTable<LauncherKind> kTable = {{"mpirun", LauncherKind::kMpirun},
+                                                 {"srun", LauncherKind::kSrun},
+                                                 {"local", LauncherKind::kLocal},
+                                                 {"none", LauncherKind::kNone}};
+  return kTable;
 }
 
-std::optional<LauncherKind> LauncherKindFromString(const std::string& name) {
-  for (const auto& [value, text] : kLauncherNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> LauncherKindNames() {
-  std::vector<std::string> names;
-  for (const auto& row : kLauncherNames) names.emplace_back(row.second);
-  return names;
-}
+const char* ToString(LauncherKind kind) { return NameOf(kind); }
 
 Result<LaunchReport> Launch(const LaunchSpec& in, const ProgressCallback& on_progress) {
   if (in.ranks < 1) return InvalidArgumentError("launch: ranks must be at least 1, got " + std::to_string(in.ranks));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/name_table.h"
 #include "harness/core/status.h"
 #include "harness/result/launch_report.h"
 
@@ -22,9 +23,13 @@ enum class LauncherKind {
   kLocal,   // torchrun-style: N local processes with RANK, WORLD_SIZE, MASTER_ADDR, ...
   kNone,    // already inside a job (e.g. under srun): one local child, this process's rank
 };
+template <> const NameTable<LauncherKind>& NamesOf<LauncherKind>();  // flags, report.json's context.launcher
 const char* ToString(LauncherKind kind);
-std::optional<LauncherKind> LauncherKindFromString(const std::string& name);
-std::vector<std::string> LauncherKindNames();  // in table order, for flags
+// Kept for the command-line code: FromString<LauncherKind> and NameList<LauncherKind> by other names.
+inline std::optional<LauncherKind> LauncherKindFromString(const std::string& name) {
+  return FromString<LauncherKind>(name);
+}
+inline std::vector<std::string> LauncherKindNames() { return NameList<LauncherKind>(); }
 
 // Every process of a launch carries LOCKSTEP_LAUNCH_ID=<id> in its environment, so that the
 // launcher finds (and tests can assert the absence of) processes that left its process tree.

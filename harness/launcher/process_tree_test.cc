@@ -10,16 +10,13 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/core/testing/temp_dir.h"
+
 namespace lockstep {
 namespace {
 
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
-
-std::filesystem::path MakeTempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-ptree-XXXXXX").string();
-  return ::mkdtemp(tmpl.data());
-}
 
 LaunchCommand Shell(const std::string& script, const std::filesystem::path& output = {}) {
   LaunchCommand cmd;
@@ -40,7 +37,8 @@ bool WaitFor(Pred pred, std::chrono::milliseconds limit = 5000ms) {
 }
 
 TEST(ProcessTreeTest, CapturesOutputAndExitStatus) {
-  const auto dir = MakeTempDir();
+  const testing::TempDir temp("lockstep-ptree-");
+  const std::filesystem::path& dir = temp.path();
   ProcessTree tree(NewLaunchId());
   auto pid = tree.Spawn(Shell("echo out; echo err >&2; echo \"$LOCKSTEP_LAUNCH_ID\"; exit 3", dir / "log"));
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
@@ -52,7 +50,6 @@ TEST(ProcessTreeTest, CapturesOutputAndExitStatus) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "out\nerr\n" + tree.launch_id() + "\n");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcessTreeTest, ChildrenShareANewProcessGroup) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "harness/trace/trace_writer.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -17,12 +18,6 @@ using ::testing::HasSubstr;
 
 class TraceWatcherTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "lockstep-watch-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data());
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   void Append(int rank, const std::string& text) {
     std::ofstream out(dir_ / ("rank-" + std::to_string(rank) + ".trace"), std::ios::app | std::ios::binary);
     out << text;
@@ -39,7 +34,8 @@ class TraceWatcherTest : public ::testing::Test {
            R"(,"loss":0.5,"tensors":[{"name":"w","digest":"ab","numel":3,"dtype":"float32"}]})" + "\n";
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir temp_{"lockstep-watch-"};
+  const std::filesystem::path dir_ = temp_.path();
 };
 
 TEST(ParseTraceLineTest, RecognisesTheRecordTypes) {

@@ -1,4 +1,5 @@
 #include "harness/rank/tensor_dump.h"
+#include "harness/core/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
@@ -11,12 +12,6 @@
 
 namespace lockstep {
 namespace {
-
-std::filesystem::path FreshDir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lockstep_tensor_dump_test_" + name);
-  std::filesystem::remove_all(dir);
-  return dir;
-}
 
 std::vector<char> ReadBytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -49,7 +44,8 @@ TEST(TensorDumpTest, FileNamesKeepKindAndNameAndStaySafe) {
 }
 
 TEST(TensorDumpTest, WritesPickleFilesThatLoadBackAndAnIndex) {
-  const auto dir = FreshDir("write");
+  const testing::TempDir temp("lockstep_tensor_dump_test_write_");
+  const std::filesystem::path dir = temp / "dump";
   torch::Tensor weight = torch::arange(12, torch::kFloat32).reshape({3, 4});
   // A strided view: the file must hold the view's values only, not its whole storage.
   torch::Tensor column = weight.select(1, 2);
@@ -85,7 +81,8 @@ TEST(TensorDumpTest, WritesPickleFilesThatLoadBackAndAnIndex) {
 }
 
 TEST(TensorDumpTest, NamesThatCollideAfterReplacementGetDistinctFiles) {
-  const auto dir = FreshDir("collide");
+  const testing::TempDir temp("lockstep_tensor_dump_test_collide_");
+  const std::filesystem::path dir = temp / "dump";
   ASSERT_TRUE(WriteTensorDump(dir, 0, 1,
                               {{"a/b", TensorKind::kParam, torch::zeros({1}), true},
                                {"a b", TensorKind::kParam, torch::ones({1}), true}})
@@ -99,7 +96,8 @@ TEST(TensorDumpTest, NamesThatCollideAfterReplacementGetDistinctFiles) {
 }
 
 TEST(TensorDumpTest, DumpTensorsWritesWhatThePatternsSelect) {
-  const auto dir = FreshDir("select");
+  const testing::TempDir temp("lockstep_tensor_dump_test_select_");
+  const std::filesystem::path dir = temp / "dump";
   DumpStateSource state = [](const DumpTensorVisitor& visit) {
     visit("blocks.0.linear.weight", TensorKind::kParam, torch::ones({2, 2}), true);
     visit("blocks.0.linear.weight", TensorKind::kGrad, torch::zeros({2, 2}), true);
@@ -113,7 +111,8 @@ TEST(TensorDumpTest, DumpTensorsWritesWhatThePatternsSelect) {
 }
 
 TEST(TensorDumpTest, PatternsThatSelectNothingAreAnErrorNamingWhatThereIs) {
-  const auto dir = FreshDir("nothing");
+  const testing::TempDir temp("lockstep_tensor_dump_test_nothing_");
+  const std::filesystem::path dir = temp / "dump";
   DumpStateSource state = [](const DumpTensorVisitor& visit) {
     visit("blocks.0.linear.weight", TensorKind::kParam, torch::ones({2}), true);
   };

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/result/json_number.h"
+
 namespace lockstep {
 namespace {
 
@@ -28,12 +30,6 @@ std::string Number(double v) {
 }
 
 std::string Elements(int64_t n) { return std::to_string(n) + (n == 1 ? " differing element" : " differing elements"); }
-
-nlohmann::ordered_json JsonNumber(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
-}
 
 void TensorText(const TensorComparison& t, std::string& out) {
   out += t.Key() + "  " + t.dtype + " " + IndexText(t.shape);
@@ -119,15 +115,15 @@ nlohmann::ordered_json TensorComparisonJson(const TensorDumpComparison& comparis
     tj["reference_ranks"] = t.reference_ranks;
     tj["majority"] = t.majority;
     tj["differing_elements"] = t.differing_elements;
-    tj["max_abs_diff"] = JsonNumber(t.max_abs_diff);
-    tj["max_rel_diff"] = JsonNumber(t.max_rel_diff);
+    tj["max_abs_diff"] = JsonNumber<nlohmann::ordered_json>(t.max_abs_diff);
+    tj["max_rel_diff"] = JsonNumber<nlohmann::ordered_json>(t.max_rel_diff);
     nlohmann::ordered_json per_rank = nlohmann::ordered_json::array();
     for (const auto& d : t.differing_ranks) {
       nlohmann::ordered_json dj;
       dj["rank"] = d.rank;
       dj["differing_elements"] = d.differing_elements;
-      dj["max_abs_diff"] = JsonNumber(d.max_abs_diff);
-      dj["max_rel_diff"] = JsonNumber(d.max_rel_diff);
+      dj["max_abs_diff"] = JsonNumber<nlohmann::ordered_json>(d.max_abs_diff);
+      dj["max_rel_diff"] = JsonNumber<nlohmann::ordered_json>(d.max_rel_diff);
       if (!d.problem.empty()) dj["problem"] = d.problem;
       per_rank.push_back(std::move(dj));
     }
@@ -139,7 +135,7 @@ nlohmann::ordered_json TensorComparisonJson(const TensorDumpComparison& comparis
       ej["flat_index"] = e.flat_index;
       nlohmann::ordered_json values = nlohmann::ordered_json::array();
       for (const auto& v : e.values) {
-        values.push_back({{"rank", v.rank}, {"value", JsonNumber(v.value)}, {"text", v.text}});
+        values.push_back({{"rank", v.rank}, {"value", JsonNumber<nlohmann::ordered_json>(v.value)}, {"text", v.text}});
       }
       ej["values"] = std::move(values);
       first.push_back(std::move(ej));

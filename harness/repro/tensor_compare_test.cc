@@ -12,6 +12,7 @@
 #include "harness/rank/tensor_dump.h"
 #include "harness/repro/tensor_compare_output.h"
 #include "harness/repro/tensor_dump_reader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -24,12 +25,6 @@ torch::Tensor Flipped(torch::Tensor t, int64_t flat_index, int bit = 22) {
   torch::Tensor bits = c.view({-1}).view(torch::kInt32);
   bits.index_put_({flat_index}, bits.index({flat_index}).bitwise_xor(static_cast<int32_t>(1u << bit)));
   return c;
-}
-
-std::filesystem::path FreshDir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lockstep_tensor_compare_test_" + name);
-  std::filesystem::remove_all(dir);
-  return dir;
 }
 
 TEST(TensorCompareTest, IdenticalCopiesDoNotDiffer) {
@@ -162,7 +157,6 @@ TEST(TensorCompareTest, ASingleCopyIsNotCompared) {
 class TensorDumpCompareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = FreshDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     torch::Tensor w = torch::full({4, 2}, 0.5f);
     torch::Tensor b = torch::arange(3, torch::kFloat32);
     for (int rank = 0; rank < 3; ++rank) {
@@ -175,7 +169,8 @@ class TensorDumpCompareTest : public ::testing::Test {
       ASSERT_TRUE(WriteTensorDump(dir_, rank, 3, tensors).ok());
     }
   }
-  std::filesystem::path dir_;
+  testing::TempDir temp_{"lockstep_tensor_compare_test_"};
+  const std::filesystem::path dir_ = temp_ / "dump";
 };
 
 TEST_F(TensorDumpCompareTest, NamesTheTensorTheRankAndTheElement) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 
 enum class FindingOutcome {
@@ -15,8 +17,8 @@ enum class FindingOutcome {
   kExpected,  // matches an `expect:` entry of the scenario (an injected bug was caught)
   kError,     // the checker could not judge (missing data); counts as a failure
 };
+template <> const NameTable<FindingOutcome>& NamesOf<FindingOutcome>();
 const char* ToString(FindingOutcome outcome);
-std::optional<FindingOutcome> FindingOutcomeFromString(const std::string& s);
 
 struct Finding {
   std::string checker;

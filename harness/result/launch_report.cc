@@ -2,18 +2,21 @@
 
 namespace lockstep {
 
-const char* ToString(LaunchEnding ending) {
-  switch (ending) {
-    case LaunchEnding::kClean: return "clean";
-    case LaunchEnding::kCrash: return "crash";
-    case LaunchEnding::kHang: return "hang";
-    case LaunchEnding::kStartupTimeout: return "startup_timeout";
-    case LaunchEnding::kRankError: return "rank_error";
-    case LaunchEnding::kTimeout: return "timeout";
-    case LaunchEnding::kInterrupted: return "interrupted";
-    case LaunchEnding::kLaunchFailed: return "launch_failed";
-  }
-  return "unknown";
+template <>
+const NameTable<LaunchEnding>& NamesOf<LaunchEnding>() {
+  static const NameTable<LaunchEnding> kTable = {
+      {"clean", LaunchEnding::kClean},
+      {"crash", LaunchEnding::kCrash},
+      {"hang", LaunchEnding::kHang},
+      {"startup_timeout", LaunchEnding::kStartupTimeout},
+      {"rank_error", LaunchEnding::kRankError},
+      {"timeout", LaunchEnding::kTimeout},
+      {"interrupted", LaunchEnding::kInterrupted},
+      {"launch_failed", LaunchEnding::kLaunchFailed},
+  };
+  return kTable;
 }
+
+const char* ToString(LaunchEnding ending) { return NameOf(ending); }
 
 }  // namespace lockstep

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 
 enum class LaunchEnding {
@@ -20,6 +22,7 @@ enum class LaunchEnding {
   kInterrupted,  // SIGINT/SIGTERM to `lockstep run`
   kLaunchFailed, // the ranks could not be started (mpirun missing, bad world size, ...)
 };
+template <> const NameTable<LaunchEnding>& NamesOf<LaunchEnding>();
 const char* ToString(LaunchEnding ending);
 
 // A collective as one rank's trace shows it (the launcher reads only these fields).

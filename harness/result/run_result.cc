@@ -1,36 +1,17 @@
 #include "harness/result/run_result.h"
 
-#include <array>
-#include <utility>
-
 namespace lockstep {
-namespace {
-
-constexpr std::array<std::pair<Outcome, const char*>, 7> kOutcomeNames = {{
-    {Outcome::kPass, "pass"},
-    {Outcome::kFail, "fail"},
-    {Outcome::kXfail, "xfail"},
-    {Outcome::kXpass, "xpass"},
-    {Outcome::kError, "error"},
-    {Outcome::kTimeout, "timeout"},
-    {Outcome::kSkipped, "skipped"},
-}};
-
-}  // namespace
-
-const char* ToString(Outcome outcome) {
-  for (const auto& [value, name] : kOutcomeNames) {
-    if (value == outcome) return name;
-  }
-  return "unknown";
+template <>
+const NameTable<Outcome>& NamesOf<Outcome>() {
+  static const NameTable<Outcome> kTable = {
+      {"pass", Outcome::kPass},   {"fail", Outcome::kFail},       {"xfail", Outcome::kXfail},
+      {"xpass", Outcome::kXpass}, {"error", Outcome::kError},     {"timeout", Outcome::kTimeout},
+      {"skipped", Outcome::kSkipped},
+  };
+  return kTable;
 }
 
-std::optional<Outcome> OutcomeFromString(const std::string& s) {
-  for (const auto& [value, name] : kOutcomeNames) {
-    if (s == name) return value;
-  }
-  return std::nullopt;
-}
+const char* ToString(Outcome outcome) { return NameOf(outcome); }
 
 bool IsFailure(Outcome outcome) {
   switch (outcome) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/name_table.h"
 #include "harness/result/finding.h"
 
 namespace lockstep {
@@ -17,8 +18,8 @@ inline constexpr const char* kReportSchema = "lockstep.report/1";
 // lit's result codes. An `expect:`-carrying scenario passes as kXfail only when exactly the
 // expected findings occur; kXpass means the expected findings did not appear (a failure).
 enum class Outcome { kPass, kFail, kXfail, kXpass, kError, kTimeout, kSkipped };
+template <> const NameTable<Outcome>& NamesOf<Outcome>();
 const char* ToString(Outcome outcome);
-std::optional<Outcome> OutcomeFromString(const std::string& s);
 bool IsFailure(Outcome outcome);  // fail, xpass, error, timeout
 
 // One checker's verdict on one scenario (a JUnit testcase).

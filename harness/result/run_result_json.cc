@@ -9,19 +9,80 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/untrusted_input.h"
+#include "harness/result/json_number.h"
 
 namespace lockstep {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
+// Every field name of report.json, written once: the writer and the reader below both use these
+// (docs/REPORTS.md documents them).
+namespace key {
+// the document
+constexpr char kSchema[] = "schema";
+constexpr char kContext[] = "context";
+constexpr char kSummary[] = "summary";
+constexpr char kScenarios[] = "scenarios";
+// context
+constexpr char kVersions[] = "versions";
+constexpr char kHost[] = "host";
+constexpr char kGitSha[] = "git_sha";
+constexpr char kBackend[] = "backend";
+constexpr char kLauncher[] = "launcher";
+constexpr char kCommandLine[] = "command_line";
+constexpr char kStartedAt[] = "started_at";
+constexpr char kDurationS[] = "duration_s";
+// summary (written only: a reader derives it from the scenarios)
+constexpr char kTotal[] = "total";
+constexpr char kPassed[] = "passed";
+constexpr char kFailed[] = "failed";
+constexpr char kXfailed[] = "xfailed";
+constexpr char kXpassed[] = "xpassed";
+constexpr char kErrors[] = "errors";
+constexpr char kTimeouts[] = "timeouts";
+constexpr char kSkipped[] = "skipped";
+// a scenario (also backend, duration_s above)
+constexpr char kId[] = "id";
+constexpr char kFile[] = "file";
+constexpr char kLine[] = "line";
+constexpr char kDescription[] = "description";
+constexpr char kMode[] = "mode";
+constexpr char kRanks[] = "ranks";
+constexpr char kSteps[] = "steps";
+constexpr char kOutcome[] = "outcome";
+constexpr char kReason[] = "reason";
+constexpr char kFindings[] = "findings";
+constexpr char kCheckers[] = "checkers";
+constexpr char kRankLogs[] = "rank_logs";
+constexpr char kRunDir[] = "run_dir";
+constexpr char kSeries[] = "series";
+// a finding and a checker verdict (also outcome, ranks above)
+constexpr char kChecker[] = "checker";
+constexpr char kStep[] = "step";
+constexpr char kTensor[] = "tensor";
+constexpr char kTensors[] = "tensors";
+constexpr char kMessage[] = "message";
+constexpr char kDetails[] = "details";
+constexpr char kSkipReason[] = "skip_reason";
+// series (also steps, tensors, step, tensor, ranks above)
+constexpr char kLossByRank[] = "loss_by_rank";
+constexpr char kDivergentCells[] = "divergent_cells";
+constexpr char kGroups[] = "groups";
+constexpr char kDigest[] = "digest";
+constexpr char kDivergentCellsOmitted[] = "divergent_cells_omitted";
+constexpr char kLastCollectives[] = "last_collectives";
+constexpr char kRank[] = "rank";
+constexpr char kGroup[] = "group";
+constexpr char kSeq[] = "seq";
+constexpr char kOp[] = "op";
+constexpr char kStartS[] = "start_s";
+constexpr char kEndS[] = "end_s";
+}  // namespace key
+
 constexpr const char* kSchemaPrefix = "lockstep.report/";
 
-Json DoubleToJson(double value) {
-  if (std::isnan(value)) return nullptr;
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  return value;
-}
+Json DoubleToJson(double value) { return JsonNumber<Json>(value); }
 
 Json OptionalDoubleToJson(const std::optional<double>& value) {
   return value ? DoubleToJson(*value) : Json(nullptr);
@@ -35,95 +96,103 @@ Json IntMapToJson(const std::map<int, std::string>& map) {
 
 Json FindingToJson(const Finding& finding) {
   Json out;
-  out["checker"] = finding.checker;
-  out["outcome"] = ToString(finding.outcome);
-  out["step"] = finding.step ? Json(*finding.step) : Json(nullptr);
-  out["tensor"] = finding.tensor;
-  out["tensors"] = finding.tensors;
-  out["ranks"] = finding.ranks;
-  out["message"] = finding.message;
+  out[key::kChecker] = finding.checker;
+  out[key::kOutcome] = ToString(finding.outcome);
+  out[key::kStep] = finding.step ? Json(*finding.step) : Json(nullptr);
+  out[key::kTensor] = finding.tensor;
+  out[key::kTensors] = finding.tensors;
+  out[key::kRanks] = finding.ranks;
+  out[key::kMessage] = finding.message;
   Json details = Json::object();
   for (const auto& [key, value] : finding.details) details[key] = value;
-  out["details"] = std::move(details);
+  out[key::kDetails] = std::move(details);
   return out;
 }
 
 Json VerdictToJson(const CheckerVerdict& verdict) {
   Json out;
-  out["checker"] = verdict.checker;
-  out["outcome"] = ToString(verdict.outcome);
-  out["duration_s"] = DoubleToJson(verdict.duration_s);
-  out["skip_reason"] = verdict.skip_reason;
+  out[key::kChecker] = verdict.checker;
+  out[key::kOutcome] = ToString(verdict.outcome);
+  out[key::kDurationS] = DoubleToJson(verdict.duration_s);
+  out[key::kSkipReason] = verdict.skip_reason;
   return out;
 }
 
 Json SeriesToJson(const ScenarioSeries& series) {
   Json out;
-  out["steps"] = series.steps;
+  out[key::kSteps] = series.steps;
   Json losses = Json::object();
   for (const auto& [rank, values] : series.loss_by_rank) {
     Json list = Json::array();
     for (double v : values) list.push_back(DoubleToJson(v));
     losses[std::to_string(rank)] = std::move(list);
   }
-  out["loss_by_rank"] = std::move(losses);
-  out["tensors"] = series.tensors;
+  out[key::kLossByRank] = std::move(losses);
+  out[key::kTensors] = series.tensors;
   Json cells = Json::array();
   for (const DivergenceCell& cell : series.divergent_cells) {
     Json groups = Json::array();
     for (const auto& [ranks, digest] : cell.groups) {
       Json group;
-      group["ranks"] = ranks;
-      group["digest"] = digest;
+      group[key::kRanks] = ranks;
+      group[key::kDigest] = digest;
       groups.push_back(std::move(group));
     }
     Json c;
-    c["step"] = cell.step;
-    c["tensor"] = cell.tensor;
-    c["groups"] = std::move(groups);
+    c[key::kStep] = cell.step;
+    c[key::kTensor] = cell.tensor;
+    c[key::kGroups] = std::move(groups);
     cells.push_back(std::move(c));
   }
-  out["divergent_cells"] = std::move(cells);
-  out["divergent_cells_omitted"] = series.divergent_cells_omitted;
+  out[key::kDivergentCells] = std::move(cells);
+  out[key::kDivergentCellsOmitted] = series.divergent_cells_omitted;
   Json collectives = Json::array();
   for (const CollectiveSummary& c : series.last_collectives) {
     Json j;
-    j["rank"] = c.rank;
-    j["group"] = c.group;
-    j["seq"] = c.seq;
-    j["op"] = c.op;
-    j["step"] = c.step;
-    j["start_s"] = DoubleToJson(c.start_s);
-    j["end_s"] = OptionalDoubleToJson(c.end_s);
+    j[key::kRank] = c.rank;
+    j[key::kGroup] = c.group;
+    j[key::kSeq] = c.seq;
+    j[key::kOp] = c.op;
+    j[key::kStep] = c.step;
+    j[key::kStartS] = DoubleToJson(c.start_s);
+    j[key::kEndS] = OptionalDoubleToJson(c.end_s);
     collectives.push_back(std::move(j));
   }
-  out["last_collectives"] = std::move(collectives);
+  out[key::kLastCollectives] = std::move(collectives);
   return out;
 }
 
 Json ScenarioToJson(const ScenarioResult& s) {
   Json out;
-  out["id"] = s.id;
-  out["file"] = s.file;
-  out["line"] = s.line;
-  out["description"] = s.description;
-  out["mode"] = s.mode;
-  out["backend"] = s.backend;
-  out["ranks"] = s.ranks;
-  out["steps"] = s.steps;
-  out["outcome"] = ToString(s.outcome);
-  out["duration_s"] = DoubleToJson(s.duration_s);
-  out["reason"] = s.reason;
+  out[key::kId] = s.id;
+  out[key::kFile] = s.file;
+  out[key::kLine] = s.line;
+  out[key::kDescription] = s.description;
+  out[key::kMode] = s.mode;
+  out[key::kBackend] = s.backend;
+  out[key::kRanks] = s.ranks;
+  out[key::kSteps] = s.steps;
+  out[key::kOutcome] = ToString(s.outcome);
+  out[key::kDurationS] = DoubleToJson(s.duration_s);
+  out[key::kReason] = s.reason;
   Json findings = Json::array();
   for (const Finding& f : s.findings) findings.push_back(FindingToJson(f));
-  out["findings"] = std::move(findings);
+  out[key::kFindings] = std::move(findings);
   Json checkers = Json::array();
   for (const CheckerVerdict& v : s.checkers) checkers.push_back(VerdictToJson(v));
-  out["checkers"] = std::move(checkers);
-  out["rank_logs"] = IntMapToJson(s.rank_logs);
-  out["run_dir"] = s.run_dir;
-  out["series"] = SeriesToJson(s.series);
+  out[key::kCheckers] = std::move(checkers);
+  out[key::kRankLogs] = IntMapToJson(s.rank_logs);
+  out[key::kRunDir] = s.run_dir;
+  out[key::kSeries] = SeriesToJson(s.series);
   return out;
+}
+
+// "pass, fail, ...": the choices an error message lists.
+template <typename Enum>
+std::string NameListText() {
+  std::string text;
+  for (const std::string& name : NameList<Enum>()) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -190,23 +259,16 @@ class Reader {
     return Integer(*j, Join(path, key), out);
   }
 
-  // null is NaN; "Infinity" / "-Infinity" / "NaN" are the non-finite values JSON cannot spell.
+  // null is NaN; "Infinity" / "-Infinity" / "NaN" are the non-finite values JSON cannot spell
+  // (harness/result/json_number.h).
   Status Double(const Json& j, const std::string& path, double* out) const {
-    if (j.is_null()) {
-      *out = std::numeric_limits<double>::quiet_NaN();
-      return Status::Ok();
-    }
-    if (j.is_number()) {
-      *out = j.get<double>();
+    if (std::optional<double> number = NumberFromJson(j)) {
+      *out = *number;
       return Status::Ok();
     }
     if (j.is_string()) {
-      const auto& s = j.get_ref<const std::string&>();
-      if (s == "Infinity") *out = std::numeric_limits<double>::infinity();
-      else if (s == "-Infinity") *out = -std::numeric_limits<double>::infinity();
-      else if (s == "NaN") *out = std::numeric_limits<double>::quiet_NaN();
-      else return Error(path, "expected a number, null, \"Infinity\" or \"-Infinity\", got \"" + s + "\"");
-      return Status::Ok();
+      return Error(path, "expected a number, null, \"Infinity\" or \"-Infinity\", got \"" +
+                             j.template get<std::string>() + "\"");
     }
     return Error(path, std::string("expected a number, got ") + TypeName(j));
   }
@@ -310,12 +372,12 @@ class Reader {
 
 Status ReadOutcome(const Reader& r, const Json& obj, const std::string& path, Outcome* out) {
   std::string name;
-  LOCKSTEP_RETURN_IF_ERROR(r.String(obj, "outcome", path, &name));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(obj, key::kOutcome, path, &name));
   if (name.empty()) return Status::Ok();
-  std::optional<Outcome> outcome = OutcomeFromString(name);
+  std::optional<Outcome> outcome = FromString<Outcome>(name);
   if (!outcome) {
-    return r.Error(Reader::Join(path, "outcome"),
-                   "unknown outcome \"" + name + "\" (pass, fail, xfail, xpass, error, timeout, skipped)");
+    return r.Error(Reader::Join(path, key::kOutcome),
+                   "unknown outcome \"" + name + "\" (" + NameListText<Outcome>() + ")");
   }
   *out = *outcome;
   return Status::Ok();
@@ -323,42 +385,43 @@ Status ReadOutcome(const Reader& r, const Json& obj, const std::string& path, Ou
 
 Status ReadFinding(const Reader& r, const Json& j, const std::string& path, Finding* f) {
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "checker", path, &f->checker));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kChecker, path, &f->checker));
   std::string outcome;
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "outcome", path, &outcome));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kOutcome, path, &outcome));
   if (outcome.empty()) {
     f->outcome = FindingOutcome::kFail;
-  } else if (std::optional<FindingOutcome> parsed = FindingOutcomeFromString(outcome)) {
+  } else if (std::optional<FindingOutcome> parsed = FromString<FindingOutcome>(outcome)) {
     f->outcome = *parsed;
   } else {
-    return r.Error(Reader::Join(path, "outcome"), "unknown finding outcome \"" + outcome + "\" (fail, expected, error)");
+    return r.Error(Reader::Join(path, key::kOutcome),
+                   "unknown finding outcome \"" + outcome + "\" (" + NameListText<FindingOutcome>() + ")");
   }
-  if (const Json* step = Reader::Find(j, "step"); step != nullptr && !step->is_null()) {
+  if (const Json* step = Reader::Find(j, key::kStep); step != nullptr && !step->is_null()) {
     int64_t value = 0;
-    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*step, Reader::Join(path, "step"), &value));
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*step, Reader::Join(path, key::kStep), &value));
     f->step = value;
   }
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "tensor", path, &f->tensor));
-  LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, "tensors", path, &f->tensors));
-  LOCKSTEP_RETURN_IF_ERROR(r.IntList(j, "ranks", path, &f->ranks));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "message", path, &f->message));
-  LOCKSTEP_RETURN_IF_ERROR(r.StringMap(j, "details", path, &f->details));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kTensor, path, &f->tensor));
+  LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, key::kTensors, path, &f->tensors));
+  LOCKSTEP_RETURN_IF_ERROR(r.IntList(j, key::kRanks, path, &f->ranks));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kMessage, path, &f->message));
+  LOCKSTEP_RETURN_IF_ERROR(r.StringMap(j, key::kDetails, path, &f->details));
   return Status::Ok();
 }
 
 Status ReadVerdict(const Reader& r, const Json& j, const std::string& path, CheckerVerdict* v) {
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "checker", path, &v->checker));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kChecker, path, &v->checker));
   LOCKSTEP_RETURN_IF_ERROR(ReadOutcome(r, j, path, &v->outcome));
-  LOCKSTEP_RETURN_IF_ERROR(r.Double(j, "duration_s", path, &v->duration_s));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "skip_reason", path, &v->skip_reason));
+  LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kDurationS, path, &v->duration_s));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kSkipReason, path, &v->skip_reason));
   return Status::Ok();
 }
 
 Status ReadSeries(const Reader& r, const Json& j, const std::string& path, ScenarioSeries* s) {
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
-  if (const Json* steps = Reader::Find(j, "steps"); steps != nullptr && !steps->is_null()) {
-    const std::string p = Reader::Join(path, "steps");
+  if (const Json* steps = Reader::Find(j, key::kSteps); steps != nullptr && !steps->is_null()) {
+    const std::string p = Reader::Join(path, key::kSteps);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*steps, p));
     for (size_t i = 0; i < steps->size(); ++i) {
       int64_t v = 0;
@@ -366,8 +429,8 @@ Status ReadSeries(const Reader& r, const Json& j, const std::string& path, Scena
       s->steps.push_back(v);
     }
   }
-  if (const Json* losses = Reader::Find(j, "loss_by_rank"); losses != nullptr && !losses->is_null()) {
-    const std::string p = Reader::Join(path, "loss_by_rank");
+  if (const Json* losses = Reader::Find(j, key::kLossByRank); losses != nullptr && !losses->is_null()) {
+    const std::string p = Reader::Join(path, key::kLossByRank);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(*losses, p));
     for (auto it = losses->begin(); it != losses->end(); ++it) {
       int rank = 0;
@@ -382,52 +445,52 @@ Status ReadSeries(const Reader& r, const Json& j, const std::string& path, Scena
       }
     }
   }
-  LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, "tensors", path, &s->tensors));
-  if (const Json* cells = Reader::Find(j, "divergent_cells"); cells != nullptr && !cells->is_null()) {
-    const std::string p = Reader::Join(path, "divergent_cells");
+  LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, key::kTensors, path, &s->tensors));
+  if (const Json* cells = Reader::Find(j, key::kDivergentCells); cells != nullptr && !cells->is_null()) {
+    const std::string p = Reader::Join(path, key::kDivergentCells);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*cells, p));
     for (size_t i = 0; i < cells->size(); ++i) {
       const Json& c = (*cells)[i];
       const std::string cp = Reader::Index(p, i);
       LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(c, cp));
       DivergenceCell cell;
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, "step", cp, &cell.step));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, "tensor", cp, &cell.tensor));
-      if (const Json* groups = Reader::Find(c, "groups"); groups != nullptr && !groups->is_null()) {
-        const std::string gp = Reader::Join(cp, "groups");
+      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kStep, cp, &cell.step));
+      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kTensor, cp, &cell.tensor));
+      if (const Json* groups = Reader::Find(c, key::kGroups); groups != nullptr && !groups->is_null()) {
+        const std::string gp = Reader::Join(cp, key::kGroups);
         LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*groups, gp));
         for (size_t g = 0; g < groups->size(); ++g) {
           const Json& group = (*groups)[g];
           const std::string ggp = Reader::Index(gp, g);
           LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(group, ggp));
           std::pair<std::vector<int>, std::string> entry;
-          LOCKSTEP_RETURN_IF_ERROR(r.IntList(group, "ranks", ggp, &entry.first));
-          LOCKSTEP_RETURN_IF_ERROR(r.String(group, "digest", ggp, &entry.second));
+          LOCKSTEP_RETURN_IF_ERROR(r.IntList(group, key::kRanks, ggp, &entry.first));
+          LOCKSTEP_RETURN_IF_ERROR(r.String(group, key::kDigest, ggp, &entry.second));
           cell.groups.push_back(std::move(entry));
         }
       }
       s->divergent_cells.push_back(std::move(cell));
     }
   }
-  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, "divergent_cells_omitted", path, &s->divergent_cells_omitted));
-  if (const Json* colls = Reader::Find(j, "last_collectives"); colls != nullptr && !colls->is_null()) {
-    const std::string p = Reader::Join(path, "last_collectives");
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kDivergentCellsOmitted, path, &s->divergent_cells_omitted));
+  if (const Json* colls = Reader::Find(j, key::kLastCollectives); colls != nullptr && !colls->is_null()) {
+    const std::string p = Reader::Join(path, key::kLastCollectives);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*colls, p));
     for (size_t i = 0; i < colls->size(); ++i) {
       const Json& c = (*colls)[i];
       const std::string cp = Reader::Index(p, i);
       LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(c, cp));
       CollectiveSummary summary;
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, "rank", cp, &summary.rank));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, "group", cp, &summary.group));
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, "seq", cp, &summary.seq));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, "op", cp, &summary.op));
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, "step", cp, &summary.step));
-      LOCKSTEP_RETURN_IF_ERROR(r.Double(c, "start_s", cp, &summary.start_s));
+      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kRank, cp, &summary.rank));
+      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kGroup, cp, &summary.group));
+      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kSeq, cp, &summary.seq));
+      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kOp, cp, &summary.op));
+      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kStep, cp, &summary.step));
+      LOCKSTEP_RETURN_IF_ERROR(r.Double(c, key::kStartS, cp, &summary.start_s));
       // end_s: null means still in flight (it hung), not NaN.
-      if (const Json* end = Reader::Find(c, "end_s"); end != nullptr && !end->is_null()) {
+      if (const Json* end = Reader::Find(c, key::kEndS); end != nullptr && !end->is_null()) {
         double v = 0;
-        LOCKSTEP_RETURN_IF_ERROR(r.Double(*end, Reader::Join(cp, "end_s"), &v));
+        LOCKSTEP_RETURN_IF_ERROR(r.Double(*end, Reader::Join(cp, key::kEndS), &v));
         summary.end_s = v;
       }
       s->last_collectives.push_back(std::move(summary));
@@ -438,20 +501,20 @@ Status ReadSeries(const Reader& r, const Json& j, const std::string& path, Scena
 
 Status ReadScenario(const Reader& r, const Json& j, const std::string& path, ScenarioResult* s) {
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
-  if (Reader::Find(j, "id") == nullptr) return r.Error(path, "missing \"id\"");
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "id", path, &s->id));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "file", path, &s->file));
-  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, "line", path, &s->line));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "description", path, &s->description));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "mode", path, &s->mode));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "backend", path, &s->backend));
-  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, "ranks", path, &s->ranks));
-  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, "steps", path, &s->steps));
+  if (Reader::Find(j, key::kId) == nullptr) return r.Error(path, std::string("missing \"") + key::kId + "\"");
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kId, path, &s->id));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kFile, path, &s->file));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kLine, path, &s->line));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kDescription, path, &s->description));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kMode, path, &s->mode));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kBackend, path, &s->backend));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kRanks, path, &s->ranks));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kSteps, path, &s->steps));
   LOCKSTEP_RETURN_IF_ERROR(ReadOutcome(r, j, path, &s->outcome));
-  LOCKSTEP_RETURN_IF_ERROR(r.Double(j, "duration_s", path, &s->duration_s));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "reason", path, &s->reason));
-  if (const Json* findings = Reader::Find(j, "findings"); findings != nullptr && !findings->is_null()) {
-    const std::string p = Reader::Join(path, "findings");
+  LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kDurationS, path, &s->duration_s));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kReason, path, &s->reason));
+  if (const Json* findings = Reader::Find(j, key::kFindings); findings != nullptr && !findings->is_null()) {
+    const std::string p = Reader::Join(path, key::kFindings);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*findings, p));
     for (size_t i = 0; i < findings->size(); ++i) {
       Finding f;
@@ -459,8 +522,8 @@ Status ReadScenario(const Reader& r, const Json& j, const std::string& path, Sce
       s->findings.push_back(std::move(f));
     }
   }
-  if (const Json* checkers = Reader::Find(j, "checkers"); checkers != nullptr && !checkers->is_null()) {
-    const std::string p = Reader::Join(path, "checkers");
+  if (const Json* checkers = Reader::Find(j, key::kCheckers); checkers != nullptr && !checkers->is_null()) {
+    const std::string p = Reader::Join(path, key::kCheckers);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*checkers, p));
     for (size_t i = 0; i < checkers->size(); ++i) {
       CheckerVerdict v;
@@ -468,28 +531,31 @@ Status ReadScenario(const Reader& r, const Json& j, const std::string& path, Sce
       s->checkers.push_back(std::move(v));
     }
   }
-  LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, "rank_logs", path, &s->rank_logs));
-  LOCKSTEP_RETURN_IF_ERROR(r.String(j, "run_dir", path, &s->run_dir));
-  if (const Json* series = Reader::Find(j, "series"); series != nullptr && !series->is_null()) {
-    LOCKSTEP_RETURN_IF_ERROR(ReadSeries(r, *series, Reader::Join(path, "series"), &s->series));
+  LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, key::kRankLogs, path, &s->rank_logs));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kRunDir, path, &s->run_dir));
+  if (const Json* series = Reader::Find(j, key::kSeries); series != nullptr && !series->is_null()) {
+    LOCKSTEP_RETURN_IF_ERROR(ReadSeries(r, *series, Reader::Join(path, key::kSeries), &s->series));
   }
   return Status::Ok();
 }
 
 Status CheckSchema(const Reader& r, const Json& root) {
-  const Json* schema = Reader::Find(root, "schema");
-  if (schema == nullptr) return r.Error("", std::string("missing \"schema\"; expected \"") + kReportSchema + "\"");
-  if (!schema->is_string()) return r.Error("schema", std::string("expected a string, got ") + TypeName(*schema));
+  const Json* schema = Reader::Find(root, key::kSchema);
+  if (schema == nullptr) {
+    return r.Error("", std::string("missing \"") + key::kSchema + "\"; expected \"" + kReportSchema + "\"");
+  }
+  if (!schema->is_string()) return r.Error(key::kSchema, std::string("expected a string, got ") + TypeName(*schema));
   const std::string& name = schema->get_ref<const std::string&>();
   const std::string prefix = kSchemaPrefix;
   if (name.compare(0, prefix.size(), prefix) != 0) {
-    return r.Error("schema", "\"" + name + "\" is not a lockstep report schema (expected \"" + kReportSchema + "\")");
+    return r.Error(key::kSchema,
+                   "\"" + name + "\" is not a lockstep report schema (expected \"" + kReportSchema + "\")");
   }
   // "1" or "1.<minor>": only the major version decides whether we can read it.
   const std::string version = name.substr(prefix.size());
   const std::string major = version.substr(0, version.find('.'));
   if (major != std::to_string(kReportSchemaMajor)) {
-    return r.Error("schema", "unsupported report schema \"" + name + "\": this lockstep reads major version " +
+    return r.Error(key::kSchema, "unsupported report schema \"" + name + "\": this lockstep reads major version " +
                                  std::to_string(kReportSchemaMajor) + " (\"" + kReportSchema + "\")");
   }
   return Status::Ok();
@@ -499,37 +565,37 @@ Status CheckSchema(const Reader& r, const Json& root) {
 
 nlohmann::ordered_json RunResultToJson(const RunResult& result) {
   Json root;
-  root["schema"] = kReportSchema;
+  root[key::kSchema] = kReportSchema;
 
   const RunContext& c = result.context;
   Json context;
   Json versions = Json::object();
   for (const auto& [key, value] : c.versions) versions[key] = value;
-  context["versions"] = std::move(versions);
-  context["host"] = c.host;
-  context["git_sha"] = c.git_sha;
-  context["backend"] = c.backend;
-  context["launcher"] = c.launcher;
-  context["command_line"] = c.command_line;
-  context["started_at"] = c.started_at;
-  context["duration_s"] = DoubleToJson(c.duration_s);
-  root["context"] = std::move(context);
+  context[key::kVersions] = std::move(versions);
+  context[key::kHost] = c.host;
+  context[key::kGitSha] = c.git_sha;
+  context[key::kBackend] = c.backend;
+  context[key::kLauncher] = c.launcher;
+  context[key::kCommandLine] = c.command_line;
+  context[key::kStartedAt] = c.started_at;
+  context[key::kDurationS] = DoubleToJson(c.duration_s);
+  root[key::kContext] = std::move(context);
 
   const OutcomeCounts counts = CountOutcomes(result);
   Json summary;
-  summary["total"] = counts.total;
-  summary["passed"] = counts.passed;
-  summary["failed"] = counts.failed;
-  summary["xfailed"] = counts.xfailed;
-  summary["xpassed"] = counts.xpassed;
-  summary["errors"] = counts.errors;
-  summary["timeouts"] = counts.timeouts;
-  summary["skipped"] = counts.skipped;
-  root["summary"] = std::move(summary);
+  summary[key::kTotal] = counts.total;
+  summary[key::kPassed] = counts.passed;
+  summary[key::kFailed] = counts.failed;
+  summary[key::kXfailed] = counts.xfailed;
+  summary[key::kXpassed] = counts.xpassed;
+  summary[key::kErrors] = counts.errors;
+  summary[key::kTimeouts] = counts.timeouts;
+  summary[key::kSkipped] = counts.skipped;
+  root[key::kSummary] = std::move(summary);
 
   Json scenarios = Json::array();
   for (const ScenarioResult& s : result.scenarios) scenarios.push_back(ScenarioToJson(s));
-  root["scenarios"] = std::move(scenarios);
+  root[key::kScenarios] = std::move(scenarios);
   return root;
 }
 
@@ -538,25 +604,25 @@ Result<RunResult> RunResultFromJson(const nlohmann::ordered_json& json, const st
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(json, ""));
   LOCKSTEP_RETURN_IF_ERROR(CheckSchema(r, json));
   RunResult result;
-  // "summary" is derived from the scenarios (CountOutcomes) and not read back.
-  if (const Json* context = Reader::Find(json, "context"); context != nullptr && !context->is_null()) {
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(*context, "context"));
+  // key::kSummary is derived from the scenarios (CountOutcomes) and not read back.
+  if (const Json* context = Reader::Find(json, key::kContext); context != nullptr && !context->is_null()) {
+    LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(*context, key::kContext));
     RunContext& c = result.context;
-    LOCKSTEP_RETURN_IF_ERROR(r.StringMap(*context, "versions", "context", &c.versions));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "host", "context", &c.host));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "git_sha", "context", &c.git_sha));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "backend", "context", &c.backend));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "launcher", "context", &c.launcher));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "command_line", "context", &c.command_line));
-    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, "started_at", "context", &c.started_at));
-    LOCKSTEP_RETURN_IF_ERROR(r.Double(*context, "duration_s", "context", &c.duration_s));
+    LOCKSTEP_RETURN_IF_ERROR(r.StringMap(*context, key::kVersions, key::kContext, &c.versions));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kHost, key::kContext, &c.host));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kGitSha, key::kContext, &c.git_sha));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kBackend, key::kContext, &c.backend));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kLauncher, key::kContext, &c.launcher));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kCommandLine, key::kContext, &c.command_line));
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*context, key::kStartedAt, key::kContext, &c.started_at));
+    LOCKSTEP_RETURN_IF_ERROR(r.Double(*context, key::kDurationS, key::kContext, &c.duration_s));
   }
-  const Json* scenarios = Reader::Find(json, "scenarios");
-  if (scenarios == nullptr) return r.Error("", "missing \"scenarios\"");
-  LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*scenarios, "scenarios"));
+  const Json* scenarios = Reader::Find(json, key::kScenarios);
+  if (scenarios == nullptr) return r.Error("", std::string("missing \"") + key::kScenarios + "\"");
+  LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*scenarios, key::kScenarios));
   for (size_t i = 0; i < scenarios->size(); ++i) {
     ScenarioResult s;
-    LOCKSTEP_RETURN_IF_ERROR(ReadScenario(r, (*scenarios)[i], Reader::Index("scenarios", i), &s));
+    LOCKSTEP_RETURN_IF_ERROR(ReadScenario(r, (*scenarios)[i], Reader::Index(key::kScenarios, i), &s));
     result.scenarios.push_back(std::move(s));
   }
   return result;

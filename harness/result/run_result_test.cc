@@ -10,7 +10,7 @@ const Outcome kAll[] = {Outcome::kPass,  Outcome::kFail,    Outcome::kXfail,  Ou
 
 TEST(OutcomeTest, NamesRoundTrip) {
   for (Outcome o : kAll) {
-    const auto back = OutcomeFromString(ToString(o));
+    const auto back = FromString<Outcome>(ToString(o));
     ASSERT_TRUE(back.has_value()) << ToString(o);
     EXPECT_EQ(*back, o);
   }
@@ -19,9 +19,9 @@ TEST(OutcomeTest, NamesRoundTrip) {
 }
 
 TEST(OutcomeTest, UnknownNamesAreRejected) {
-  EXPECT_FALSE(OutcomeFromString("PASS").has_value());
-  EXPECT_FALSE(OutcomeFromString("").has_value());
-  EXPECT_FALSE(OutcomeFromString("passed").has_value());
+  EXPECT_FALSE(FromString<Outcome>("PASS").has_value());
+  EXPECT_FALSE(FromString<Outcome>("").has_value());
+  EXPECT_FALSE(FromString<Outcome>("passed").has_value());
 }
 
 TEST(OutcomeTest, FailuresFollowLit) {

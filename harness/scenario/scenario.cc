@@ -1,18 +1,6 @@
 #include "harness/scenario/scenario.h"
 
 namespace lockstep {
-namespace {
-
-// The name of `value` in its table; every enum value has a row (scenario_loader_test checks it).
-template <typename Enum>
-const char* NameOf(Enum value) {
-  for (const auto& [text, v] : NamesOf<Enum>()) {
-    if (v == value) return text.data();
-  }
-  return "unknown";
-}
-
-}  // namespace
 
 // The order is the one error messages list the choices in.
 template <>

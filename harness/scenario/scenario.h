@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 
 enum class Backend { kMpi, kGloo, kNccl };
@@ -22,12 +24,9 @@ enum class NormKind { kNone, kLayerNorm, kBatchNorm };
 enum class ParallelMode { kDdp, kZero1 };
 enum class OptimizerKind { kSgd, kAdamW };
 
-// Each enum's names: one table, read both ways (ToString, FromString<E>), also by the loader,
-// the CLI's flags and lockstep-rank. Adding a value means adding its row here and nowhere else.
-template <typename Enum>
-using NameTable = std::vector<std::pair<std::string_view, Enum>>;
-template <typename Enum>
-const NameTable<Enum>& NamesOf();
+// Each enum's names: one table (harness/core/name_table.h), read both ways (ToString,
+// FromString<E>), also by the loader, the CLI's flags and lockstep-rank. Adding a value means
+// adding its row in scenario.cc and nowhere else.
 template <> const NameTable<Backend>& NamesOf<Backend>();
 template <> const NameTable<Device>& NamesOf<Device>();
 template <> const NameTable<ModelKind>& NamesOf<ModelKind>();
@@ -35,22 +34,6 @@ template <> const NameTable<AttentionKind>& NamesOf<AttentionKind>();
 template <> const NameTable<NormKind>& NamesOf<NormKind>();
 template <> const NameTable<ParallelMode>& NamesOf<ParallelMode>();
 template <> const NameTable<OptimizerKind>& NamesOf<OptimizerKind>();
-
-template <typename Enum>
-std::optional<Enum> FromString(std::string_view name) {
-  for (const auto& [text, value] : NamesOf<Enum>()) {
-    if (text == name) return value;
-  }
-  return std::nullopt;
-}
-
-// The names in table order, for a command-line flag's choices ("mpi", "gloo", "nccl").
-template <typename Enum>
-std::vector<std::string> NameList() {
-  std::vector<std::string> names;
-  for (const auto& row : NamesOf<Enum>()) names.emplace_back(row.first);
-  return names;
-}
 
 const char* ToString(Backend v);
 const char* ToString(Device v);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/scenario/injection_kinds.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -42,16 +43,6 @@ LoadOptions TestOptions() {
 
 class ScenarioLoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "lockstep_scenario_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   fs::path Write(const std::string& relative, const std::string& content) {
     fs::path p = dir_ / relative;
     fs::create_directories(p.parent_path());
@@ -88,7 +79,8 @@ class ScenarioLoaderTest : public ::testing::Test {
     return ErrorsIn(Write("s.yaml", content), options);
   }
 
-  fs::path dir_;
+  testing::TempDir temp_{"lockstep_scenario_"};
+  const fs::path dir_ = temp_.path();
 };
 
 

@@ -9,6 +9,7 @@
 
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/scenario_loader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -30,8 +31,8 @@ std::string ScenarioText(const InjectionKindInfo& kind, const std::string& mode)
 }
 
 TEST(CatalogCoverageTest, EveryAcceptedKindAndModeHasItsScenario) {
-  const fs::path dir = fs::temp_directory_path() / ("lockstep-catalog-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const testing::TempDir temp("lockstep-catalog-");
+  const fs::path& dir = temp.path();
   int accepted = 0;
   for (const InjectionKindInfo& kind : kInjectionKinds) {
     for (const std::string mode : {"ddp", "zero1"}) {
@@ -56,7 +57,6 @@ TEST(CatalogCoverageTest, EveryAcceptedKindAndModeHasItsScenario) {
       EXPECT_FALSE(loaded->expect_fail.empty()) << scenario;
     }
   }
-  fs::remove_all(dir);
   EXPECT_EQ(accepted, 27);  // 14 kinds under ddp, 13 under zero1
 }
 

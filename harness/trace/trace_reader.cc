@@ -100,7 +100,7 @@ StepRecord ParseStep(const json& j) {
       TensorRecord r;
       r.name = Get<std::string>(t, "name", "");
       const std::string kind = Get<std::string>(t, "kind", "param");
-      auto k = TensorKindFromString(kind);
+      auto k = FromString<TensorKind>(kind);
       if (!k) throw json::other_error::create(501, "unknown tensor kind '" + kind + "'", &t);
       r.kind = *k;
       const std::string hex = Get<std::string>(t, "digest", "");

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "harness/trace/trace_writer.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
@@ -15,22 +16,14 @@ const std::filesystem::path kFixtures = std::filesystem::path(LOCKSTEP_SOURCE_DI
 
 class TraceReaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("lockstep_trace_reader_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-            "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::filesystem::path Write(const std::string& name, const std::string& text) {
     auto p = dir_ / name;
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir temp_{"lockstep_trace_reader_"};
+  const std::filesystem::path dir_ = temp_.path();
 };
 
 const char* kHeader =

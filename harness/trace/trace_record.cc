@@ -42,30 +42,17 @@ std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
   return steps;
 }
 
-namespace {
-
-// The one table of tensor kind names (the trace's "kind" field), read both ways.
-constexpr std::pair<TensorKind, const char*> kTensorKindNames[] = {
-    {TensorKind::kParam, "param"},
-    {TensorKind::kGrad, "grad"},
-    {TensorKind::kBuffer, "buffer"},
-    {TensorKind::kOptimizerState, "optimizer_state"},
-};
-
-}  // namespace
-
-const char* ToString(TensorKind kind) {
-  for (const auto& [value, name] : kTensorKindNames) {
-    if (value == kind) return name;
-  }
-  return "unknown";
+template <>
+const NameTable<TensorKind>& NamesOf<TensorKind>() {
+  static const NameTable<TensorKind> kTable = {
+      {"param", TensorKind::kParam},
+      {"grad", TensorKind::kGrad},
+      {"buffer", TensorKind::kBuffer},
+      {"optimizer_state", TensorKind::kOptimizerState},
+  };
+  return kTable;
 }
 
-std::optional<TensorKind> TensorKindFromString(const std::string& s) {
-  for (const auto& [value, name] : kTensorKindNames) {
-    if (s == name) return value;
-  }
-  return std::nullopt;
-}
+const char* ToString(TensorKind kind) { return NameOf(kind); }
 
 }  // namespace lockstep

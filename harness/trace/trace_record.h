@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/name_table.h"
+
 namespace lockstep {
 
 inline constexpr int kTraceSchemaMajor = 1;
@@ -27,8 +29,8 @@ struct Digest128 {
 };
 
 enum class TensorKind { kParam, kGrad, kBuffer, kOptimizerState };
+template <> const NameTable<TensorKind>& NamesOf<TensorKind>();  // the trace's "kind" field
 const char* ToString(TensorKind kind);
-std::optional<TensorKind> TensorKindFromString(const std::string& s);
 
 struct TensorRecord {
   std::string name;      // "blocks.0.attn.qkv.weight"; optimizer state: "<param>#exp_avg"

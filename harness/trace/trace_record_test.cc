@@ -24,10 +24,10 @@ TEST(TraceRecordTest, DigestHexRejectsBadInput) {
 
 TEST(TraceRecordTest, TensorKindNamesRoundTrip) {
   for (TensorKind k : {TensorKind::kParam, TensorKind::kGrad, TensorKind::kBuffer, TensorKind::kOptimizerState}) {
-    EXPECT_EQ(TensorKindFromString(ToString(k)), k);
+    EXPECT_EQ(FromString<TensorKind>(ToString(k)), k);
   }
   EXPECT_EQ(std::string(ToString(TensorKind::kOptimizerState)), "optimizer_state");
-  EXPECT_FALSE(TensorKindFromString("weights").has_value());
+  EXPECT_FALSE(FromString<TensorKind>("weights").has_value());
 }
 
 }  // namespace

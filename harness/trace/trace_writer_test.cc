@@ -15,16 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/trace/trace_reader.h"
+#include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
 namespace {
-
-std::filesystem::path TempDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("lockstep_trace_writer_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir;
-}
 
 std::vector<std::string> Lines(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -71,7 +65,8 @@ StepRecord Step(int64_t step, int tensors) {
 }
 
 TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
-  auto dir = TempDir("header");
+  testing::TempDir temp("lockstep_trace_writer_header_");
+  const std::filesystem::path& dir = temp.path();
   auto w = TraceWriter::Open(dir / "sub" / TraceFileName(2), Header(2));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   auto lines = Lines(dir / "sub" / "rank-2.trace");
@@ -81,11 +76,11 @@ TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
   EXPECT_EQ(j["schema"], "lockstep.trace/1.0");
   EXPECT_EQ(j["rank"], 2);
   EXPECT_EQ(j["versions"]["libtorch"], "1.13.1");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
-  auto dir = TempDir("roundtrip");
+  testing::TempDir temp("lockstep_trace_writer_roundtrip_");
+  const std::filesystem::path& dir = temp.path();
   auto path = dir / TraceFileName(1);
   {
     auto w = TraceWriter::Open(path, Header(1));
@@ -159,11 +154,11 @@ TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
   ASSERT_TRUE(t->footer.has_value());
   EXPECT_EQ(t->footer->steps_completed, 1);
   EXPECT_EQ(t->footer->status, "ok");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceWriterTest, NonFiniteValuesKeepTheirKind) {
-  auto dir = TempDir("nonfinite");
+  testing::TempDir temp("lockstep_trace_writer_nonfinite_");
+  const std::filesystem::path& dir = temp.path();
   auto path = dir / TraceFileName(0);
   {
     auto w = TraceWriter::Open(path, Header(0));
@@ -180,11 +175,11 @@ TEST(TraceWriterTest, NonFiniteValuesKeepTheirKind) {
   EXPECT_TRUE(std::isinf(t->steps[0].loss) && t->steps[0].loss > 0);
   EXPECT_TRUE(std::isinf(t->steps[0].grad_norm) && t->steps[0].grad_norm < 0);
   EXPECT_TRUE(std::isnan(t->steps[0].tensors[1].norm));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceWriterTest, RecordsFromManyThreadsStayWhole) {
-  auto dir = TempDir("threads");
+  testing::TempDir temp("lockstep_trace_writer_threads_");
+  const std::filesystem::path& dir = temp.path();
   auto path = dir / TraceFileName(0);
   {
     auto w = TraceWriter::Open(path, Header(0));
@@ -209,12 +204,12 @@ TEST(TraceWriterTest, RecordsFromManyThreadsStayWhole) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->collectives.size(), 800u);
   for (const auto& c : t->collectives) EXPECT_TRUE(c.end_s.has_value()) << c.group << " " << c.seq;
-  std::filesystem::remove_all(dir);
 }
 
 // A rank killed with SIGKILL right after WriteStep returned must leave that step in the file.
 TEST(TraceWriterTest, StepsSurviveSigkill) {
-  auto dir = TempDir("sigkill");
+  testing::TempDir temp("lockstep_trace_writer_sigkill_");
+  const std::filesystem::path& dir = temp.path();
   auto path = dir / TraceFileName(3);
   std::filesystem::create_directories(dir);
   const pid_t child = ::fork();
@@ -247,7 +242,6 @@ TEST(TraceWriterTest, StepsSurviveSigkill) {
   EXPECT_EQ(t->collectives[0].seq, 7u);
   EXPECT_FALSE(t->collectives[0].end_s.has_value());
   EXPECT_FALSE(t->footer.has_value());
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceWriterTest, OpenFailsWithAStatusOnAnUnwritablePath) {
@@ -260,7 +254,8 @@ TEST(TraceWriterTest, OpenFailsWithAStatusOnAnUnwritablePath) {
 // bound (best of several) so a loaded CI machine does not flake; bench/trace_write_benchmark.cc
 // measures the real figure.
 TEST(TraceWriterTest, StepRecordOfThreeHundredTensorsIsCheap) {
-  auto dir = TempDir("speed");
+  testing::TempDir temp("lockstep_trace_writer_speed_");
+  const std::filesystem::path& dir = temp.path();
   auto w = TraceWriter::Open(dir / TraceFileName(0), Header(0));
   ASSERT_TRUE(w.ok());
   const StepRecord s = Step(5, 300);
@@ -272,7 +267,6 @@ TEST(TraceWriterTest, StepRecordOfThreeHundredTensorsIsCheap) {
     best_us = std::min(best_us, std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   EXPECT_LT(best_us, 1000.0);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -13,26 +13,6 @@
 namespace lockstep::internal {
 namespace {
 
-// The keys of each mapping, in the order docs/SCENARIOS.md lists them.
-const std::vector<std::string_view> kTopKeys = {
-    "name",   "description", "ranks",     "slices", "backend", "steps",  "seed",   "timeout_s", "hang_timeout_s",
-    "startup_timeout_s", "device",
-    "model",  "data",        "parallel",  "optimizer", "checks", "inject", "expect", "tolerances"};
-const std::vector<std::string_view> kModelKeys = {"kind",      "layers",    "hidden",     "heads",
-                                                  "seq_len",   "vocab",     "input_dim",  "output_dim",
-                                                  "attention", "norm",      "dropout"};
-const std::vector<std::string_view> kDataKeys = {"batch_per_rank"};
-const std::vector<std::string_view> kParallelKeys = {"mode", "bucket_mb", "grad_accum"};
-const std::vector<std::string_view> kOptimizerKeys = {"kind",         "lr",           "momentum",
-                                                      "beta1",        "beta2",        "eps",
-                                                      "weight_decay", "clip_grad_norm", "warmup_steps"};
-const std::vector<std::string_view> kInjectKeys = {"kind", "rank", "ranks", "step", "tensor"};
-const std::vector<std::string_view> kExpectKeys = {"fail", "discovery_calls"};
-const std::vector<std::string_view> kExpectFailKeys = {"checker", "step", "ranks", "tensor"};
-const std::vector<std::string_view> kToleranceKeys = {"reference_rtol", "reference_atol", "golden_rtol"};
-// Keys that describe one scenario only; a defaults file may not set them.
-const std::vector<std::string_view> kPerScenarioKeys = {"name", "inject", "expect"};
-
 const NameTable<Backend>& kBackends = NamesOf<Backend>();
 const NameTable<Device>& kDevices = NamesOf<Device>();
 const NameTable<ModelKind>& kModelKinds = NamesOf<ModelKind>();
@@ -63,8 +43,8 @@ std::vector<std::string_view> InjectionKindNames() {
 
 // Injection parameters are free-form, so an unknown key there is only a typo when it is very
 // close to a fixed key: one edit, or the same letters swapped ("stpe").
-std::optional<std::string_view> InjectKeyTypo(const std::string& key) {
-  for (std::string_view known : kInjectKeys) {
+std::optional<std::string_view> InjectKeyTypo(const std::string& key, const std::vector<std::string_view>& keys) {
+  for (std::string_view known : keys) {
     std::string a(key), b(known);
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
@@ -141,135 +121,299 @@ std::optional<SourceLocation> ScenarioBuilder::NameLocation() const {
   return it->second;
 }
 
+// ---- the keys of each mapping, in the order docs/SCENARIOS.md lists them ----------------------
+// Each row reads its key; ReadKeys (scenario_builder.h) walks the rows, so a key is written once.
+
+using Self = ScenarioBuilder;
+
+const Self::Keys<Scenario>& ScenarioBuilder::TopKeys() {
+  static const Keys<Scenario> kKeys = {
+      {"name", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.name, r.ReadString(f)); },
+       nullptr, /*scenario_only=*/true},
+      {"description",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.description, r.ReadString(f)); }},
+      {"ranks",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.ranks, r.ReadInt(f, IntRange{1, kMaxRanks}));
+       }},
+      {"slices",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.slices, r.ReadInt(f, IntRange{1, kMaxRanks}));
+       }},
+      {"backend",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.backend, r.ReadEnum(f, kBackends)); }},
+      {"steps",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.steps, r.ReadInt(f, IntRange{1, kMaxSteps}));
+       }},
+      {"seed",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.seed, r.ReadUnsigned(f));
+       }},
+      {"timeout_s",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.timeout_s, r.ReadReal(f, RealRange{0, false, kMaxTimeoutS, true}));
+       }},
+      {"hang_timeout_s",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.hang_timeout_s, r.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
+       }},
+      {"startup_timeout_s",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.startup_timeout_s, r.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
+       }},
+      {"device",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.device, r.ReadEnum(f, kDevices)); }},
+      {"model", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ModelKeys(), s.model, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(ModelKeys(), p + ".", out); }},
+      {"data", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, DataKeys(), s.data, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(DataKeys(), p + ".", out); }},
+      {"parallel",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ParallelKeys(), s.parallel, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(ParallelKeys(), p + ".", out); }},
+      {"optimizer",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, OptimizerKeys(), s.optimizer, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(OptimizerKeys(), p + ".", out); }},
+      {"checks", [](Self& b, Scenario&, const YamlField& f, YamlReader& r) { b.ApplyChecks(f, r); }},
+      {"inject", [](Self& b, Scenario&, const YamlField& f, YamlReader& r) { b.ApplyInject(f, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(InjectKeys(), p + "[].", out); },
+       /*scenario_only=*/true},
+      {"expect", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ExpectKeys(), s, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(ExpectKeys(), p + ".", out); },
+       /*scenario_only=*/true},
+      {"tolerances",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ToleranceKeys(), s.tolerances, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(ToleranceKeys(), p + ".", out); }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<ModelSpec>& ScenarioBuilder::ModelKeys() {
+  static const Keys<ModelSpec> kKeys = {
+      {"kind",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.kind, r.ReadEnum(f, kModelKinds));
+       }},
+      {"layers",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.layers, r.ReadInt(f, IntRange{1, kMaxLayers}));
+       }},
+      {"hidden",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.hidden, r.ReadInt(f, IntRange{1, kMaxHidden}));
+       }},
+      {"heads",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.heads, r.ReadInt(f, IntRange{1, kMaxCount}));
+       }},
+      {"seq_len",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.seq_len, r.ReadInt(f, IntRange{1, kMaxModelDim}));
+       }},
+      {"vocab",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.vocab, r.ReadInt(f, IntRange{2, kMaxModelDim}));
+       }},
+      {"input_dim",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.input_dim, r.ReadInt(f, IntRange{1, kMaxModelDim}));
+       }},
+      {"output_dim",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.output_dim, r.ReadInt(f, IntRange{1, kMaxModelDim}));
+       }},
+      {"attention",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.attention, r.ReadEnum(f, kAttentionKinds));
+       }},
+      {"norm",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.norm, r.ReadEnum(f, kNormKinds));
+       }},
+      {"dropout",
+       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, m.dropout, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<DataSpec>& ScenarioBuilder::DataKeys() {
+  static const Keys<DataSpec> kKeys = {
+      {"batch_per_rank",
+       [](Self& b, DataSpec& d, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, d.batch_per_rank, r.ReadInt(f, IntRange{1, kMaxCount}));
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<ParallelSpec>& ScenarioBuilder::ParallelKeys() {
+  static const Keys<ParallelSpec> kKeys = {
+      {"mode",
+       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) { b.Assign(f, r, p.mode, r.ReadEnum(f, kParallelModes)); }},
+      {"bucket_mb",
+       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, p.bucket_mb, r.ReadReal(f, RealRange{0, false, kMaxBucketMb, true}));
+       }},
+      {"grad_accum",
+       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, p.grad_accum, r.ReadInt(f, IntRange{1, kMaxCount}));
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<OptimizerSpec>& ScenarioBuilder::OptimizerKeys() {
+  static const Keys<OptimizerSpec> kKeys = {
+      {"kind",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.kind, r.ReadEnum(f, kOptimizerKinds));
+       }},
+      {"lr",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.lr, r.ReadReal(f, kPositiveFloat));
+       }},
+      {"momentum",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.momentum, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
+       }},
+      {"beta1",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.beta1, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
+       }},
+      {"beta2",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.beta2, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
+       }},
+      {"eps",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.eps, r.ReadReal(f, kPositiveFloat));
+       }},
+      {"weight_decay",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.weight_decay, r.ReadReal(f, kNonNegativeFloat));
+       }},
+      {"clip_grad_norm",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.clip_grad_norm, r.ReadReal(f, kNonNegativeFloat));
+       }},
+      {"warmup_steps",
+       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, o.warmup_steps, r.ReadInt(f, IntRange{0, kMaxSteps}));
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<Tolerances>& ScenarioBuilder::ToleranceKeys() {
+  static const Keys<Tolerances> kKeys = {
+      {"reference_rtol",
+       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, t.reference_rtol, r.ReadReal(f, kNonNegativeFloat));
+       }},
+      {"reference_atol",
+       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, t.reference_atol, r.ReadReal(f, kNonNegativeFloat));
+       }},
+      {"golden_rtol",
+       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, t.golden_rtol, r.ReadReal(f, kNonNegativeFloat));
+       }},
+  };
+  return kKeys;
+}
+
+// The fixed keys of an `inject` entry; any other key is a kind-specific parameter (ApplyInject).
+const Self::Keys<Self::InjectEntry>& ScenarioBuilder::InjectKeys() {
+  static const Keys<InjectEntry> kKeys = {
+      {"kind",
+       [](Self&, InjectEntry& e, const YamlField& f, YamlReader& r) {
+         e.saw_kind = true;
+         const std::vector<std::string_view> kinds = InjectionKindNames();
+         if (std::optional<std::size_t> index = r.ReadChoice(f, kinds, "injection kind", false)) {
+           e.injection.kind = std::string(kinds[*index]);
+           e.info.kind_at = r.LocationOf(f);
+         }
+       }},
+      {"rank", [](Self& b, InjectEntry& e, const YamlField& f, YamlReader& r) { b.ReadInjectRanks(e, f, false, r); }},
+      {"ranks", [](Self& b, InjectEntry& e, const YamlField& f, YamlReader& r) { b.ReadInjectRanks(e, f, true, r); }},
+      {"step",
+       [](Self&, InjectEntry& e, const YamlField& f, YamlReader& r) {
+         if (std::optional<int64_t> step = r.ReadInt(f, IntRange{0, kMaxSteps})) {
+           e.injection.step = *step;
+           e.info.step_at = r.LocationOf(f);
+         }
+       }},
+      {"tensor",
+       [](Self&, InjectEntry& e, const YamlField& f, YamlReader& r) {
+         std::optional<std::string> tensor = r.ReadString(f);
+         if (!tensor) return;
+         if (tensor->empty()) {
+           r.FieldError(f, "must not be empty; leave it out to mean the kind's default tensors");
+         } else {
+           e.injection.tensor = *tensor;
+           e.info.tensor_at = r.LocationOf(f);
+         }
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<Scenario>& ScenarioBuilder::ExpectKeys() {
+  static const Keys<Scenario> kKeys = {
+      {"fail", [](Self& b, Scenario&, const YamlField& f, YamlReader& r) { b.ApplyExpectFail(f, r); },
+       [](const std::string& p, std::vector<std::string>& out) { AddPaths(ExpectFailKeys(), p + "[].", out); }},
+      {"discovery_calls",
+       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
+         b.Assign(f, r, s.expected_discovery_calls, r.ReadInt(f, IntRange{1, kMaxCount}));
+       }},
+  };
+  return kKeys;
+}
+
+const Self::Keys<Self::ExpectEntry>& ScenarioBuilder::ExpectFailKeys() {
+  static const Keys<ExpectEntry> kKeys = {
+      {"checker",
+       [](Self& b, ExpectEntry& e, const YamlField& f, YamlReader& r) {
+         e.saw_checker = true;
+         if (std::optional<std::string> checker = ReadCheckerName(f, b.options_, r)) {
+           e.expected.checker = std::move(*checker);
+           e.info.kind_at = r.LocationOf(f);
+         }
+       }},
+      {"step",
+       [](Self&, ExpectEntry& e, const YamlField& f, YamlReader& r) {
+         if (std::optional<int64_t> step = r.ReadInt(f, IntRange{0, kMaxSteps})) {
+           e.expected.step = *step;
+           e.info.step_at = r.LocationOf(f);
+         }
+       }},
+      {"ranks",
+       [](Self& b, ExpectEntry& e, const YamlField& f, YamlReader& r) {
+         b.ReadRanks(f, true, r, e.info.ranks);
+       }},
+      {"tensor",
+       [](Self&, ExpectEntry& e, const YamlField& f, YamlReader& r) {
+         if (std::optional<std::string> tensor = r.ReadString(f)) e.expected.tensor = *tensor;
+       }},
+  };
+  return kKeys;
+}
+
+std::vector<std::string> ScenarioBuilder::KeyPaths() {
+  std::vector<std::string> paths;
+  AddPaths(TopKeys(), "", paths);
+  return paths;
+}
+
+// ---- reading -----------------------------------------------------------------------------------
+
 void ScenarioBuilder::Apply(const YAML::Node& root, LayerKind layer, YamlReader& reader) {
   YamlField doc;
   doc.value = root;
-  Scenario& s = scenario_;
-  reader.ForEachEntry(doc, kTopKeys, false, [&](const YamlField& f) {
-    const std::string& k = f.name;
-    if (layer == LayerKind::kDefaults &&
-        std::find(kPerScenarioKeys.begin(), kPerScenarioKeys.end(), k) != kPerScenarioKeys.end()) {
-      reader.FieldError(f, "belongs to one scenario and cannot be set in " + std::string(kDefaultsFileName));
-      return;
-    }
-    if (k == "name") {
-      Assign(f, reader, s.name, reader.ReadString(f));
-    } else if (k == "description") {
-      Assign(f, reader, s.description, reader.ReadString(f));
-    } else if (k == "ranks") {
-      Assign(f, reader, s.ranks, reader.ReadInt(f, IntRange{1, kMaxRanks}));
-    } else if (k == "slices") {
-      Assign(f, reader, s.slices, reader.ReadInt(f, IntRange{1, kMaxRanks}));
-    } else if (k == "backend") {
-      Assign(f, reader, s.backend, reader.ReadEnum(f, kBackends));
-    } else if (k == "steps") {
-      Assign(f, reader, s.steps, reader.ReadInt(f, IntRange{1, kMaxSteps}));
-    } else if (k == "seed") {
-      Assign(f, reader, s.seed, reader.ReadUnsigned(f));
-    } else if (k == "timeout_s") {
-      Assign(f, reader, s.timeout_s, reader.ReadReal(f, RealRange{0, false, kMaxTimeoutS, true}));
-    } else if (k == "hang_timeout_s") {
-      Assign(f, reader, s.hang_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
-    } else if (k == "startup_timeout_s") {
-      Assign(f, reader, s.startup_timeout_s, reader.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
-    } else if (k == "device") {
-      Assign(f, reader, s.device, reader.ReadEnum(f, kDevices));
-    } else if (k == "model") {
-      ApplyModel(f, reader);
-    } else if (k == "data") {
-      ApplyData(f, reader);
-    } else if (k == "parallel") {
-      ApplyParallel(f, reader);
-    } else if (k == "optimizer") {
-      ApplyOptimizer(f, reader);
-    } else if (k == "checks") {
-      ApplyChecks(f, reader);
-    } else if (k == "inject") {
-      ApplyInject(f, reader);
-    } else if (k == "expect") {
-      ApplyExpect(f, reader);
-    } else if (k == "tolerances") {
-      ApplyTolerances(f, reader);
-    }
-  });
-}
-
-void ScenarioBuilder::ApplyModel(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  ModelSpec& m = scenario_.model;
-  reader.ForEachEntry(field, kModelKeys, false, [&](const YamlField& f) {
-    const std::string& k = f.name;
-    if (k == "kind") Assign(f, reader, m.kind, reader.ReadEnum(f, kModelKinds));
-    else if (k == "layers") Assign(f, reader, m.layers, reader.ReadInt(f, IntRange{1, kMaxLayers}));
-    else if (k == "hidden") Assign(f, reader, m.hidden, reader.ReadInt(f, IntRange{1, kMaxHidden}));
-    else if (k == "heads") Assign(f, reader, m.heads, reader.ReadInt(f, IntRange{1, kMaxCount}));
-    else if (k == "seq_len") Assign(f, reader, m.seq_len, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
-    else if (k == "vocab") Assign(f, reader, m.vocab, reader.ReadInt(f, IntRange{2, kMaxModelDim}));
-    else if (k == "input_dim") Assign(f, reader, m.input_dim, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
-    else if (k == "output_dim") Assign(f, reader, m.output_dim, reader.ReadInt(f, IntRange{1, kMaxModelDim}));
-    else if (k == "attention") Assign(f, reader, m.attention, reader.ReadEnum(f, kAttentionKinds));
-    else if (k == "norm") Assign(f, reader, m.norm, reader.ReadEnum(f, kNormKinds));
-    else if (k == "dropout") Assign(f, reader, m.dropout, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
-  });
-}
-
-void ScenarioBuilder::ApplyData(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  reader.ForEachEntry(field, kDataKeys, false, [&](const YamlField& f) {
-    if (f.name == "batch_per_rank") Assign(f, reader, scenario_.data.batch_per_rank, reader.ReadInt(f, IntRange{1, kMaxCount}));
-  });
-}
-
-void ScenarioBuilder::ApplyParallel(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  ParallelSpec& p = scenario_.parallel;
-  reader.ForEachEntry(field, kParallelKeys, false, [&](const YamlField& f) {
-    if (f.name == "mode") Assign(f, reader, p.mode, reader.ReadEnum(f, kParallelModes));
-    else if (f.name == "bucket_mb") Assign(f, reader, p.bucket_mb, reader.ReadReal(f, RealRange{0, false, kMaxBucketMb, true}));
-    else if (f.name == "grad_accum") Assign(f, reader, p.grad_accum, reader.ReadInt(f, IntRange{1, kMaxCount}));
-  });
-}
-
-void ScenarioBuilder::ApplyOptimizer(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  OptimizerSpec& o = scenario_.optimizer;
-  reader.ForEachEntry(field, kOptimizerKeys, false, [&](const YamlField& f) {
-    const std::string& k = f.name;
-    if (k == "kind") Assign(f, reader, o.kind, reader.ReadEnum(f, kOptimizerKinds));
-    else if (k == "lr") Assign(f, reader, o.lr, reader.ReadReal(f, kPositiveFloat));
-    else if (k == "momentum") Assign(f, reader, o.momentum, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
-    else if (k == "beta1") Assign(f, reader, o.beta1, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
-    else if (k == "beta2") Assign(f, reader, o.beta2, reader.ReadReal(f, RealRange::HalfOpen(0, 1)));
-    else if (k == "eps") Assign(f, reader, o.eps, reader.ReadReal(f, kPositiveFloat));
-    else if (k == "weight_decay") Assign(f, reader, o.weight_decay, reader.ReadReal(f, kNonNegativeFloat));
-    else if (k == "clip_grad_norm") Assign(f, reader, o.clip_grad_norm, reader.ReadReal(f, kNonNegativeFloat));
-    else if (k == "warmup_steps") Assign(f, reader, o.warmup_steps, reader.ReadInt(f, IntRange{0, kMaxSteps}));
-  });
-}
-
-void ScenarioBuilder::ApplyTolerances(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  Tolerances& t = scenario_.tolerances;
-  reader.ForEachEntry(field, kToleranceKeys, false, [&](const YamlField& f) {
-    if (f.name == "reference_rtol") Assign(f, reader, t.reference_rtol, reader.ReadReal(f, kNonNegativeFloat));
-    else if (f.name == "reference_atol") Assign(f, reader, t.reference_atol, reader.ReadReal(f, kNonNegativeFloat));
-    else if (f.name == "golden_rtol") Assign(f, reader, t.golden_rtol, reader.ReadReal(f, kNonNegativeFloat));
-  });
+  layer_ = layer;
+  ReadKeys(doc, TopKeys(), scenario_, reader);
 }
 
 void ScenarioBuilder::ApplyChecks(const YamlField& field, YamlReader& reader) {
@@ -343,6 +487,15 @@ bool ScenarioBuilder::ReadRanks(const YamlField& field, bool as_list, YamlReader
   return ok;
 }
 
+void ScenarioBuilder::ReadInjectRanks(InjectEntry& entry, const YamlField& field, bool as_list, YamlReader& reader) {
+  if ((as_list && entry.saw_rank) || (!as_list && entry.saw_ranks)) {
+    reader.Error(reader.Locate(field.key.Mark()), field.path + ": give either `rank` or `ranks`, not both");
+    return;
+  }
+  (as_list ? entry.saw_ranks : entry.saw_rank) = true;
+  ReadRanks(field, as_list, reader, entry.info.ranks);
+}
+
 void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
   scenario_.inject.clear();
   inject_info_.clear();
@@ -350,83 +503,38 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
     rejected_.insert(field.path);
     return;
   }
-  const std::vector<std::string_view> kinds = InjectionKindNames();
+  const std::vector<std::string_view> fixed_keys = KeyNames(InjectKeys());
   for (std::size_t i = 0; i < field.value.size(); ++i) {
     YamlField e = field.Element(i, field.value[i]);
-    Injection injection;
-    EntryInfo info;
-    info.path = e.path;
-    info.at = reader.LocationOf(e);
-    injection.location = info.at;
+    InjectEntry entry;
+    entry.info.path = e.path;
+    entry.info.at = reader.LocationOf(e);
+    entry.injection.location = entry.info.at;
     if (!reader.ExpectMapping(e)) {
-      info.valid = false;
-      scenario_.inject.push_back(std::move(injection));
-      inject_info_.push_back(std::move(info));
+      entry.info.valid = false;
+      scenario_.inject.push_back(std::move(entry.injection));
+      inject_info_.push_back(std::move(entry.info));
       continue;
     }
     const int errors_before = reader.error_count();
-    bool saw_kind = false, saw_rank = false, saw_ranks = false;
-    reader.ForEachEntry(e, kInjectKeys, true, [&](const YamlField& f) {
-      const std::string& k = f.name;
-      if (k == "kind") {
-        saw_kind = true;
-        if (std::optional<std::size_t> index = reader.ReadChoice(f, kinds, "injection kind", false)) {
-          injection.kind = std::string(kinds[*index]);
-          info.kind_at = reader.LocationOf(f);
-        }
-      } else if (k == "rank" || k == "ranks") {
-        const bool list = k == "ranks";
-        if ((list && saw_rank) || (!list && saw_ranks)) {
-          reader.Error(reader.Locate(f.key.Mark()), f.path + ": give either `rank` or `ranks`, not both");
-          return;
-        }
-        (list ? saw_ranks : saw_rank) = true;
-        ReadRanks(f, list, reader, info.ranks);
-      } else if (k == "step") {
-        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, kMaxSteps})) {
-          injection.step = *step;
-          info.step_at = reader.LocationOf(f);
-        }
-      } else if (k == "tensor") {
-        if (std::optional<std::string> tensor = reader.ReadString(f)) {
-          if (tensor->empty()) {
-            reader.FieldError(f, "must not be empty; leave it out to mean the kind's default tensors");
-          } else {
-            injection.tensor = *tensor;
-            info.tensor_at = reader.LocationOf(f);
-          }
-        }
-      } else if (std::optional<std::string_view> typo = InjectKeyTypo(k)) {
+    ReadKeys(e, InjectKeys(), entry, reader, [&](const YamlField& f) {
+      if (std::optional<std::string_view> typo = InjectKeyTypo(f.name, fixed_keys)) {
         reader.Error(reader.Locate(f.key.Mark()), f.path + ": unknown key; did you mean \"" + std::string(*typo) + "\"?");
       } else if (std::optional<std::string> value = reader.ReadScalarText(f)) {
-        injection.params[k] = *value;
-        info.param_at[k] = reader.LocationOf(f);
+        entry.injection.params[f.name] = *value;
+        entry.info.param_at[f.name] = reader.LocationOf(f);
       }
     });
-    if (!saw_kind) reader.Error(info.at, e.path + ".kind: missing required key");
-    if (!saw_rank && !saw_ranks) {
-      reader.Error(info.at, e.path + ".rank: missing required key (or `ranks: [...]` for several ranks)");
+    if (!entry.saw_kind) reader.Error(entry.info.at, e.path + ".kind: missing required key");
+    if (!entry.saw_rank && !entry.saw_ranks) {
+      reader.Error(entry.info.at, e.path + ".rank: missing required key (or `ranks: [...]` for several ranks)");
     }
-    info.valid = reader.error_count() == errors_before;
-    for (const RankRef& r : info.ranks) injection.ranks.push_back(r.rank);
-    scenario_.inject.push_back(std::move(injection));
-    inject_info_.push_back(std::move(info));
+    entry.info.valid = reader.error_count() == errors_before;
+    for (const RankRef& r : entry.info.ranks) entry.injection.ranks.push_back(r.rank);
+    scenario_.inject.push_back(std::move(entry.injection));
+    inject_info_.push_back(std::move(entry.info));
   }
   set_at_[field.path] = reader.LocationOf(field);
-}
-
-void ScenarioBuilder::ApplyExpect(const YamlField& field, YamlReader& reader) {
-  if (!reader.ExpectMapping(field)) {
-    rejected_.insert(field.path);
-    return;
-  }
-  reader.ForEachEntry(field, kExpectKeys, false, [&](const YamlField& f) {
-    if (f.name == "fail") {
-      ApplyExpectFail(f, reader);
-    } else if (f.name == "discovery_calls") {
-      Assign(f, reader, scenario_.expected_discovery_calls, reader.ReadInt(f, IntRange{1, kMaxCount}));
-    }
-  });
 }
 
 void ScenarioBuilder::ApplyExpectFail(const YamlField& field, YamlReader& reader) {
@@ -438,42 +546,23 @@ void ScenarioBuilder::ApplyExpectFail(const YamlField& field, YamlReader& reader
   }
   for (std::size_t i = 0; i < field.value.size(); ++i) {
     YamlField e = field.Element(i, field.value[i]);
-    ExpectedFinding expected;
-    EntryInfo info;
-    info.path = e.path;
-    info.at = reader.LocationOf(e);
-    expected.location = info.at;
+    ExpectEntry entry;
+    entry.info.path = e.path;
+    entry.info.at = reader.LocationOf(e);
+    entry.expected.location = entry.info.at;
     if (!reader.ExpectMapping(e)) {
-      info.valid = false;
-      scenario_.expect_fail.push_back(std::move(expected));
-      expect_info_.push_back(std::move(info));
+      entry.info.valid = false;
+      scenario_.expect_fail.push_back(std::move(entry.expected));
+      expect_info_.push_back(std::move(entry.info));
       continue;
     }
     const int errors_before = reader.error_count();
-    bool saw_checker = false;
-    reader.ForEachEntry(e, kExpectFailKeys, false, [&](const YamlField& f) {
-      if (f.name == "checker") {
-        saw_checker = true;
-        if (std::optional<std::string> checker = ReadCheckerName(f, options_, reader)) {
-          expected.checker = std::move(*checker);
-          info.kind_at = reader.LocationOf(f);
-        }
-      } else if (f.name == "step") {
-        if (std::optional<int64_t> step = reader.ReadInt(f, IntRange{0, kMaxSteps})) {
-          expected.step = *step;
-          info.step_at = reader.LocationOf(f);
-        }
-      } else if (f.name == "ranks") {
-        ReadRanks(f, true, reader, info.ranks);
-      } else if (f.name == "tensor") {
-        if (std::optional<std::string> tensor = reader.ReadString(f)) expected.tensor = *tensor;
-      }
-    });
-    if (!saw_checker) reader.Error(info.at, e.path + ".checker: missing required key");
-    info.valid = reader.error_count() == errors_before;
-    for (const RankRef& r : info.ranks) expected.ranks.push_back(r.rank);
-    scenario_.expect_fail.push_back(std::move(expected));
-    expect_info_.push_back(std::move(info));
+    ReadKeys(e, ExpectFailKeys(), entry, reader);
+    if (!entry.saw_checker) reader.Error(entry.info.at, e.path + ".checker: missing required key");
+    entry.info.valid = reader.error_count() == errors_before;
+    for (const RankRef& r : entry.info.ranks) entry.expected.ranks.push_back(r.rank);
+    scenario_.expect_fail.push_back(std::move(entry.expected));
+    expect_info_.push_back(std::move(entry.info));
   }
 }
 
@@ -706,28 +795,6 @@ Scenario ScenarioBuilder::Finish(const std::string& file, const std::string& def
 
 namespace lockstep {
 
-std::vector<std::string> ScenarioKeyPaths() {
-  using internal::kTopKeys;
-  std::vector<std::string> paths;
-  auto add = [&](const std::string& prefix, const std::vector<std::string_view>& keys) {
-    for (std::string_view k : keys) paths.push_back(prefix + std::string(k));
-  };
-  for (std::string_view top : kTopKeys) {
-    const std::string t(top);
-    paths.push_back(t);
-    if (t == "model") add("model.", internal::kModelKeys);
-    if (t == "data") add("data.", internal::kDataKeys);
-    if (t == "parallel") add("parallel.", internal::kParallelKeys);
-    if (t == "optimizer") add("optimizer.", internal::kOptimizerKeys);
-    if (t == "inject") add("inject[].", internal::kInjectKeys);
-    if (t == "expect") {
-      paths.push_back("expect.fail");
-      add("expect.fail[].", internal::kExpectFailKeys);
-      paths.push_back("expect.discovery_calls");
-    }
-    if (t == "tolerances") add("tolerances.", internal::kToleranceKeys);
-  }
-  return paths;
-}
+std::vector<std::string> ScenarioKeyPaths() { return internal::ScenarioBuilder::KeyPaths(); }
 
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -35,6 +36,10 @@ class ScenarioBuilder {
   // Where `name` was set, if a layer set it.
   std::optional<SourceLocation> NameLocation() const;
 
+  // Every key path a scenario file may set, in the order docs/SCENARIOS.md lists them
+  // ("model.kind", "inject[].step", ...), read from the same tables the builder reads with.
+  static std::vector<std::string> KeyPaths();
+
  private:
   struct RankRef {
     int rank = 0;
@@ -53,6 +58,86 @@ class ScenarioBuilder {
     std::map<std::string, SourceLocation> param_at;    // inject: kind-specific parameters
   };
 
+  // What one `inject` / `expect.fail` entry collects while its keys are read.
+  struct InjectEntry {
+    Injection injection;
+    EntryInfo info;
+    bool saw_kind = false, saw_rank = false, saw_ranks = false;
+  };
+  struct ExpectEntry {
+    ExpectedFinding expected;
+    EntryInfo info;
+    bool saw_checker = false;
+  };
+
+  // One row per key of a mapping: its name and how to read it into `Target`. A mapping's rows are
+  // the only place its keys are written: the unknown-key check, the reading and KeyPaths all walk
+  // them.
+  template <typename Target>
+  struct Key {
+    std::string_view name;
+    void (*read)(ScenarioBuilder& builder, Target& target, const YamlField& field, YamlReader& reader);
+    // Appends the paths below this key ("model" -> "model.kind", ...); null for a leaf.
+    void (*nested)(const std::string& path, std::vector<std::string>& out) = nullptr;
+    bool scenario_only = false;  // describes one scenario; a defaults file may not set it
+  };
+  template <typename Target>
+  using Keys = std::vector<Key<Target>>;
+
+  static const Keys<Scenario>& TopKeys();
+  static const Keys<ModelSpec>& ModelKeys();
+  static const Keys<DataSpec>& DataKeys();
+  static const Keys<ParallelSpec>& ParallelKeys();
+  static const Keys<OptimizerSpec>& OptimizerKeys();
+  static const Keys<Tolerances>& ToleranceKeys();
+  static const Keys<InjectEntry>& InjectKeys();
+  static const Keys<Scenario>& ExpectKeys();
+  static const Keys<ExpectEntry>& ExpectFailKeys();
+
+  template <typename Target>
+  static std::vector<std::string_view> KeyNames(const Keys<Target>& keys) {
+    std::vector<std::string_view> names;
+    for (const Key<Target>& key : keys) names.push_back(key.name);
+    return names;
+  }
+
+  template <typename Target>
+  static void AddPaths(const Keys<Target>& keys, const std::string& prefix, std::vector<std::string>& out) {
+    for (const Key<Target>& key : keys) {
+      out.push_back(prefix + std::string(key.name));
+      if (key.nested) key.nested(out.back(), out);
+    }
+  }
+
+  // Reads each entry of `mapping` with its row. An unknown key is an error, or, when
+  // `on_unknown` is given, handed to it.
+  template <typename Target>
+  void ReadKeys(const YamlField& mapping, const Keys<Target>& keys, Target& target, YamlReader& reader,
+                const std::function<void(const YamlField&)>& on_unknown = nullptr) {
+    reader.ForEachEntry(mapping, KeyNames(keys), static_cast<bool>(on_unknown), [&](const YamlField& f) {
+      for (const Key<Target>& key : keys) {
+        if (key.name != f.name) continue;
+        if (key.scenario_only && layer_ == LayerKind::kDefaults) {
+          reader.FieldError(f, "belongs to one scenario and cannot be set in " + std::string(kDefaultsFileName));
+        } else {
+          key.read(*this, target, f, reader);
+        }
+        return;
+      }
+      on_unknown(f);
+    });
+  }
+
+  // A nested mapping ("model:"): its keys into `target`.
+  template <typename Target>
+  void ReadSection(const YamlField& field, const Keys<Target>& keys, Target& target, YamlReader& reader) {
+    if (!reader.ExpectMapping(field)) {
+      rejected_.insert(field.path);
+      return;
+    }
+    ReadKeys(field, keys, target, reader);
+  }
+
   template <typename T, typename V>
   void Assign(const YamlField& field, YamlReader& reader, T& target, const std::optional<V>& value) {
     if (!value) {
@@ -64,17 +149,13 @@ class ScenarioBuilder {
     set_at_[field.path] = reader.LocationOf(field);
   }
 
-  void ApplyModel(const YamlField& field, YamlReader& reader);
-  void ApplyData(const YamlField& field, YamlReader& reader);
-  void ApplyParallel(const YamlField& field, YamlReader& reader);
-  void ApplyOptimizer(const YamlField& field, YamlReader& reader);
-  void ApplyTolerances(const YamlField& field, YamlReader& reader);
   void ApplyChecks(const YamlField& field, YamlReader& reader);
   void ApplyInject(const YamlField& field, YamlReader& reader);
-  void ApplyExpect(const YamlField& field, YamlReader& reader);
   void ApplyExpectFail(const YamlField& field, YamlReader& reader);
   // `rank: 1` (as_list false) or `ranks: [1, 2]`, appended to `out`; false after an error.
   bool ReadRanks(const YamlField& field, bool as_list, YamlReader& reader, std::vector<RankRef>& out);
+  // An inject entry's `rank` or `ranks`, refusing both in one entry.
+  void ReadInjectRanks(InjectEntry& entry, const YamlField& field, bool as_list, YamlReader& reader);
 
   // True when `path` or a mapping above it held a value that was rejected, so rules involving it
   // would only repeat that error.
@@ -88,6 +169,7 @@ class ScenarioBuilder {
                             YamlReader& reader);
 
   LoadOptions options_;
+  LayerKind layer_ = LayerKind::kScenario;  // of the document Apply reads
   Scenario scenario_;
   bool checks_set_ = false;
   std::map<std::string, SourceLocation> set_at_;
