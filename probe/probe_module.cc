@@ -36,7 +36,7 @@ struct Captured {
 
 Captured Capture(const std::string& kind_name, const std::vector<std::string>& names,
                  const std::vector<at::Tensor>& tensors, bool replicated) {
-  const std::optional<TensorKind> kind = TensorKindFromString(kind_name);
+  const std::optional<TensorKind> kind = FromString<TensorKind>(kind_name);
   if (!kind) throw std::invalid_argument("unknown tensor kind '" + kind_name + "'");
   if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
   Captured out;

@@ -70,7 +70,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   "How ranks start: local (default: N processes on this machine, as torchrun does), mpirun, srun "
                   "(torchrun's variables filled in from the launcher's), none (already inside a job)")
       ->capture_default_str()
-      ->check(CLI::IsMember(LauncherKindNames()));
+      ->check(CLI::IsMember(NameList<LauncherKind>()));
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without a new record on any rank (step, collective, heartbeat) before the run is a "
                   "hang (default 30)")
@@ -116,7 +116,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             ExecProgramOptions exec;
             exec.command = flags->command;
             exec.command.front() = program->string();
-            exec.launcher = *LauncherKindFromString(flags->launcher);
+            exec.launcher = *FromString<LauncherKind>(flags->launcher);
             exec.probe_dir = FindProbeDir(env.program_dir);
             if (const char* python_path = std::getenv("PYTHONPATH")) exec.python_path = python_path;
             if (exec.probe_dir.empty()) {

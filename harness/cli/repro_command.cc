@@ -160,8 +160,9 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("SCENARIO");
   cmd->add_option("--launcher", flags->launcher,
                   "How ranks start: mpirun, srun, local or none (default: the launcher the report records)")
-      ->check(CLI::IsMember(LauncherKindNames()));
-  cmd->add_option("--backend", flags->backend, "mpi, gloo or nccl (default: the backend the scenario ran with)")
+      ->check(CLI::IsMember(NameList<LauncherKind>()));
+  cmd->add_option("--backend", flags->backend,
+                  CLI::detail::join(NameList<Backend>(), ", ") + " (default: the backend the scenario ran with)")
       ->check(CLI::IsMember(NameList<Backend>()));
   cmd->add_option("--scenario-file", flags->scenario_file,
                   "The scenario file, when the path in report.json does not resolve from here")
@@ -231,8 +232,8 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
 
             LauncherKind launcher = LauncherKind::kMpirun;
             if (!flags->launcher.empty()) {
-              launcher = *LauncherKindFromString(flags->launcher);
-            } else if (auto recorded = LauncherKindFromString(report->context.launcher)) {
+              launcher = *FromString<LauncherKind>(flags->launcher);
+            } else if (auto recorded = FromString<LauncherKind>(report->context.launcher)) {
               launcher = *recorded;
             }
             std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;

@@ -57,8 +57,9 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                   "How ranks start: mpirun (default), srun (Slurm, --mpi=pmix), local (torchrun-style "
                   "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)")
       ->capture_default_str()
-      ->check(CLI::IsMember(LauncherKindNames()));
-  cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
+      ->check(CLI::IsMember(NameList<LauncherKind>()));
+  cmd->add_option("--backend", flags->backend,
+                  "Override every scenario's backend: " + CLI::detail::join(NameList<Backend>(), ", "))
       ->check(CLI::IsMember(NameList<Backend>()));
   cmd->add_option("--device", flags->device,
                   "Override every scenario's device: cpu, or cuda (each rank on GPU local-rank modulo the GPUs; "
@@ -110,7 +111,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             }
             RunOptions options;
             options.out_dir = flags->out;
-            options.launcher = *LauncherKindFromString(flags->launcher);
+            options.launcher = *FromString<LauncherKind>(flags->launcher);
             if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
             if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
             if (flags->ranks > 0) options.ranks = flags->ranks;

@@ -39,8 +39,9 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--out", flags->out, "Run directory: report.json, detection.md, traces")->capture_default_str();
   cmd->add_option("--launcher", flags->launcher, "How ranks start: mpirun, srun, local or none")
       ->capture_default_str()
-      ->check(CLI::IsMember(LauncherKindNames()));
-  cmd->add_option("--backend", flags->backend, "Override every scenario's backend: mpi, gloo or nccl")
+      ->check(CLI::IsMember(NameList<LauncherKind>()));
+  cmd->add_option("--backend", flags->backend,
+                  "Override every scenario's backend: " + CLI::detail::join(NameList<Backend>(), ", "))
       ->check(CLI::IsMember(NameList<Backend>()));
   cmd->add_option("--device", flags->device,
                   "Override every scenario's device: cpu or cuda (the injections must be caught on the GPU as "
@@ -68,7 +69,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
             }
 
             RunOptions options;
-            options.launcher = *LauncherKindFromString(flags->launcher);
+            options.launcher = *FromString<LauncherKind>(flags->launcher);
             if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
             if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
             options.rank_program = env.program_dir / "lockstep-rank";

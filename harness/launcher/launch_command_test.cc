@@ -205,9 +205,9 @@ TEST(LaunchCommandTest, ShellQuote) {
 
 TEST(LaunchCommandTest, LauncherKindNames) {
   for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone}) {
-    EXPECT_EQ(LauncherKindFromString(ToString(k)), k);
+    EXPECT_EQ(FromString<LauncherKind>(ToString(k)), k);
   }
-  EXPECT_FALSE(LauncherKindFromString("torchrun").has_value());
+  EXPECT_FALSE(FromString<LauncherKind>("torchrun").has_value());
 }
 
 TEST(LaunchCommandTest, FindMpirunHonoursMpiexec) {

@@ -25,11 +25,6 @@ enum class LauncherKind {
 };
 template <> const NameTable<LauncherKind>& NamesOf<LauncherKind>();  // flags, report.json's context.launcher
 const char* ToString(LauncherKind kind);
-// Kept for the command-line code: FromString<LauncherKind> and NameList<LauncherKind> by other names.
-inline std::optional<LauncherKind> LauncherKindFromString(const std::string& name) {
-  return FromString<LauncherKind>(name);
-}
-inline std::vector<std::string> LauncherKindNames() { return NameList<LauncherKind>(); }
 
 // Every process of a launch carries LOCKSTEP_LAUNCH_ID=<id> in its environment, so that the
 // launcher finds (and tests can assert the absence of) processes that left its process tree.

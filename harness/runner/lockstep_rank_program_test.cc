@@ -36,6 +36,22 @@ TEST(LockstepRankProgramTest, EachRunKindHasItsFlags) {
   EXPECT_TRUE(program.Supports(RankRun::kReference));
 }
 
+// `run --device` and `--ranks` reach every run's ranks: a reference-split splits the batch the
+// way the overridden world size does.
+TEST(LockstepRankProgramTest, DeviceAndRanksOverridesReachEveryRun) {
+  LockstepRankOptions options;
+  options.program = "lockstep-rank";
+  options.device = Device::kCuda;
+  options.ranks = 3;
+  const LockstepRankProgram program(options);
+  for (RankRun run : {RankRun::kMain, RankRun::kRepeat, RankRun::kReference, RankRun::kReferenceSplit}) {
+    const Argv argv = program.Invocation(FromFile("a.yaml"), run, "/t").argv;
+    const Argv head(argv.begin(), argv.begin() + 9);
+    EXPECT_EQ(head, (Argv{"lockstep-rank", "--scenario", "a.yaml", "--trace-dir", "/t", "--device", "cuda", "--ranks",
+                          "3"}));
+  }
+}
+
 TEST(LockstepRankProgramTest, ReproStopsAtTheStepAndSavesThePatterns) {
   LockstepRankOptions options;
   options.program = "lockstep-rank";

@@ -177,12 +177,12 @@ tolerances: {reference_rtol: 1e-4, reference_atol: 0, golden_rtol: 1e-6}
   EXPECT_EQ(s.inject[0].step, 3);
   EXPECT_EQ(s.inject[0].tensor, "blocks.*.weight");
   EXPECT_EQ(s.inject[0].params, (std::map<std::string, std::string>{{"bit", "2"}}));
-  EXPECT_EQ(s.inject[0].location.line, 18);
+  EXPECT_EQ(s.inject[0].location.line, 19);
   EXPECT_EQ(s.inject[0].location.column, 5);
   EXPECT_EQ(s.inject[1].kind, "crash");
   EXPECT_THAT(s.inject[1].ranks, ElementsAre(2, 3));
   EXPECT_EQ(s.inject[1].params, (std::map<std::string, std::string>{{"signal", "SIGSEGV"}}));
-  EXPECT_EQ(s.inject[1].location.line, 19);
+  EXPECT_EQ(s.inject[1].location.line, 20);
   ASSERT_EQ(s.expect_fail.size(), 1u);
   EXPECT_EQ(s.expect_fail[0].checker, "replica_weights");
   EXPECT_EQ(s.expect_fail[0].step, 3);
@@ -359,7 +359,7 @@ TEST_F(ScenarioLoaderTest, UnknownEnumValuesListTheAllowedOnes) {
   EXPECT_THAT(Errors("backend: mpii\n"),
               ElementsAre("1:10: backend: unknown value \"mpii\"; expected one of: mpi, gloo, nccl; did you mean \"mpi\"?"));
   EXPECT_THAT(Errors("ranks: 2\ndevice: gpu\n"),
-              ElementsAre("2:9: device: unknown value \"gpu\"; expected one of: cpu, cuda"));
+              ElementsAre("2:9: device: unknown value \"gpu\"; expected one of: cpu, cuda; did you mean \"cpu\"?"));
   EXPECT_THAT(Errors("model: {kind: cnn}\n"),
               ElementsAre("1:15: model.kind: unknown value \"cnn\"; expected one of: mlp, transformer"));
   EXPECT_THAT(Errors("model: {kind: MLP}\n"),

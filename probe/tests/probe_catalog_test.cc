@@ -1,10 +1,11 @@
-// Runs every program of examples/ (plain PyTorch, no lockstep import) and of probe/tests/programs/
-// (the probe's own cases: comm hooks, static_graph, several optimizers, the explicit API, a
-// user's sitecustomize) as N ranks of Debian's python3-torch on gloo, with the probe attached
-// the way `lockstep exec` attaches it (PYTHONPATH=<build>/python, LOCKSTEP_PROBE=1, the trace
-// directory and run name in the environment), started and watched by lockstep's own local
-// launcher. Then lockstep's checkers judge the traces, and the findings must be exactly those the
-// program's `.expect.json` sidecar names (probe/catalog_expectation.h), in every repeat.
+// Runs the probe's own cases of probe/tests/programs/ (comm hooks, static_graph, several
+// optimizers, the explicit API, a user's sitecustomize, subgroups) as N ranks of Debian's
+// python3-torch on gloo, with the probe attached the way `lockstep exec` attaches it
+// (PYTHONPATH=<build>/python, LOCKSTEP_PROBE=1, the trace directory and run name in the
+// environment), started and watched by lockstep's own local launcher. Then lockstep's checkers
+// judge the traces, and the findings must be exactly those the program's `.expect.json` sidecar
+// names (probe/catalog_expectation.h), in every repeat. The example catalog of examples/ runs
+// through `lockstep exec` itself (example_catalog_exec_test).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -149,24 +150,7 @@ void RunCatalogEntry(const fs::path& sidecar, const std::vector<std::string>& ex
   }
 }
 
-const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
 const fs::path kPrograms = fs::path(LOCKSTEP_SOURCE_DIR) / "probe" / "tests" / "programs";
-
-TEST(ProbeCatalog, EveryExampleHasASidecar) {
-  Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(kExamples);
-  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
-  size_t programs = 0;
-  for (const auto& entry : fs::directory_iterator(kExamples)) programs += entry.path().extension() == ".py";
-  EXPECT_EQ(catalog.value().size(), programs) << "every examples/*.py needs its .expect.json";
-  EXPECT_GE(catalog.value().size(), 6u);
-}
-
-TEST(ProbeCatalog, CleanDdpAdamw) { RunCatalogEntry(kExamples / "clean_ddp_adamw.expect.json"); }
-TEST(ProbeCatalog, CleanManualAllreduce) { RunCatalogEntry(kExamples / "clean_manual_allreduce.expect.json"); }
-TEST(ProbeCatalog, BatchnormNoBroadcastBuffers) { RunCatalogEntry(kExamples / "batchnorm_no_broadcast_buffers.expect.json"); }
-TEST(ProbeCatalog, ForgotDivide) { RunCatalogEntry(kExamples / "forgot_divide.expect.json"); }
-TEST(ProbeCatalog, InplaceWeightEdit) { RunCatalogEntry(kExamples / "inplace_weight_edit.expect.json"); }
-TEST(ProbeCatalog, Rank0MetricAllreduce) { RunCatalogEntry(kExamples / "rank0_metric_allreduce.expect.json"); }
 
 // The probe's own cases.
 TEST(ProbeCases, CommHookStaticGraphTwoOptimizers) {

@@ -1,0 +1,77 @@
+// The example catalog (examples/*.py: plain PyTorch programs, no lockstep import) the way a user
+// checks their own program: `lockstep exec --ranks N --out DIR -- python3 examples/X.py`, with the
+// probe attached by the interpreter at start, the ranks watched by exec's watchdog, and the
+// findings read back from DIR/report.json. Each must be exactly what the program's
+// `.expect.json` sidecar names (probe/catalog_expectation.h), in every repeat, and exec's exit
+// code must agree (0 clean, 1 a finding). probe_catalog_test runs the probe's own cases under
+// the bare launcher; this is the catalog end to end.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/cli/testing/run_program.h"
+#include "harness/result/run_result_json.h"
+#include "probe/catalog_expectation.h"
+
+namespace lockstep::probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
+
+void ExecCatalogEntry(const std::string& name) {
+  Result<CatalogExpectation> read = ReadCatalogExpectation(kExamples / (name + ".expect.json"));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const CatalogExpectation& e = read.value();
+  const fs::path out = fs::path(LOCKSTEP_BINARY_DIR) / "example_catalog_exec_test" / name;
+  for (int repeat = 1; repeat <= e.repeats; ++repeat) {
+    SCOPED_TRACE(name + " repeat " + std::to_string(repeat) + ": " + e.why);
+    fs::remove_all(out);
+    fs::create_directories(out.parent_path());
+    // Generous timeouts: the machine may be loaded; a real hang is cut by the watchdog.
+    const testing::ProgramResult r = testing::RunProgram(
+        testing::LockstepBinary(),
+        {"exec", "--ranks", std::to_string(e.ranks), "--out", out.string(), "--name", name, "--hang-timeout", "60",
+         "--startup-timeout", "240", "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
+        LOCKSTEP_SOURCE_DIR);
+    const std::string said = "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
+    ASSERT_EQ(r.exit_code, e.findings.empty() ? 0 : 1) << said;
+
+    Result<RunResult> report = ReadRunResultFile((out / "report.json").string());
+    ASSERT_TRUE(report.ok()) << report.status().ToString() << "\n" << said;
+    ASSERT_EQ(report.value().scenarios.size(), 1u) << "an exec'd program is one scenario";
+    const ScenarioResult& s = report.value().scenarios[0];
+    EXPECT_EQ(s.id, name);
+    EXPECT_GT(s.steps, 0) << "exec checked no step";
+    const std::vector<std::string> problems = MatchCatalogExpectation(e, s.findings);
+    std::string text;
+    for (const std::string& p : problems) text += "  " + p + "\n";
+    EXPECT_TRUE(problems.empty()) << text << said;
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
+TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
+  Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(kExamples);
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  std::vector<std::string> names;
+  for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
+  // Keep in step with the TESTs below: an example without one would never run.
+  const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
+                                           "clean_manual_allreduce",         "forgot_divide",
+                                           "inplace_weight_edit",            "rank0_metric_allreduce"};
+  EXPECT_EQ(names, tested);
+}
+
+TEST(ExampleCatalogExec, CleanDdpAdamw) { ExecCatalogEntry("clean_ddp_adamw"); }
+TEST(ExampleCatalogExec, CleanManualAllreduce) { ExecCatalogEntry("clean_manual_allreduce"); }
+TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
+TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
+TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
+TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
+
+}  // namespace
+}  // namespace lockstep::probe
