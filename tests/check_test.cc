@@ -18,12 +18,7 @@ using testing::LockstepBinary;
 using testing::ProgramResult;
 using testing::RunProgram;
 
-fs::path RunDir(const std::string& name) {
-  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "check_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
+fs::path RunDir(const std::string& name) { return testing::FreshOutDir("check_test", name); }
 
 ProgramResult Lockstep(const std::vector<std::string>& args) {
   return RunProgram(LockstepBinary(), args, LOCKSTEP_SOURCE_DIR);

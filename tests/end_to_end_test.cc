@@ -22,12 +22,7 @@ using testing::LockstepBinary;
 using testing::ProgramResult;
 using testing::RunProgram;
 
-fs::path RunDir(const std::string& name) {
-  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "e2e" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
+fs::path RunDir(const std::string& name) { return testing::FreshOutDir("e2e", name); }
 
 nlohmann::json ReadReport(const fs::path& dir) {
   std::ifstream in(dir / "report.json");

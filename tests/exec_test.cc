@@ -25,12 +25,7 @@ using testing::LockstepBinary;
 using testing::ProgramResult;
 using testing::RunProgram;
 
-fs::path RunDir(const std::string& name) {
-  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "exec_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
+fs::path RunDir(const std::string& name) { return testing::FreshOutDir("exec_test", name); }
 
 std::string FakeProgram() { return (fs::path(LOCKSTEP_BINARY_DIR) / "bin" / "fake_training_program").string(); }
 

@@ -23,12 +23,7 @@ using testing::RunProgram;
 constexpr const char* kScenario = "bitflip_fail_fast";
 constexpr const char* kTensorFile = "param__blocks.0.linear.weight.pt";
 
-fs::path RunDir(const std::string& name) {
-  fs::path dir = fs::path(LOCKSTEP_BINARY_DIR) / "e2e" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
+fs::path RunDir(const std::string& name) { return testing::FreshOutDir("e2e", name); }
 
 ProgramResult Lockstep(const std::vector<std::string>& args) {
   return RunProgram(LockstepBinary(), args, LOCKSTEP_SOURCE_DIR);

@@ -26,11 +26,9 @@ void ExecCatalogEntry(const std::string& name) {
   Result<CatalogExpectation> read = ReadCatalogExpectation(kExamples / (name + ".expect.json"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   const CatalogExpectation& e = read.value();
-  const fs::path out = fs::path(LOCKSTEP_BINARY_DIR) / "example_catalog_exec_test" / name;
   for (int repeat = 1; repeat <= e.repeats; ++repeat) {
     SCOPED_TRACE(name + " repeat " + std::to_string(repeat) + ": " + e.why);
-    fs::remove_all(out);
-    fs::create_directories(out.parent_path());
+    const fs::path out = testing::FreshOutDir("example_catalog_exec_test", name);
     // Generous timeouts: the machine may be loaded; a real hang is cut by the watchdog.
     const testing::ProgramResult r = testing::RunProgram(
         testing::LockstepBinary(),

@@ -21,6 +21,13 @@ std::string ReadAll(const std::filesystem::path& p) {
 
 }  // namespace
 
+std::filesystem::path FreshOutDir(const std::string& suite, const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(LOCKSTEP_BINARY_DIR) / suite / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir.parent_path());
+  return dir;
+}
+
 ProgramResult RunProgram(const std::filesystem::path& program, const std::vector<std::string>& args,
                          const std::filesystem::path& cwd) {
   ProgramResult result;

@@ -18,6 +18,10 @@ struct ProgramResult {
 ProgramResult RunProgram(const std::filesystem::path& program, const std::vector<std::string>& args,
                          const std::filesystem::path& cwd);
 
+// `<build dir>/<suite>/<name>` for a run's `--out`: what a previous test run left there is
+// removed (lockstep refuses an existing directory it did not make) and the parent is created.
+std::filesystem::path FreshOutDir(const std::string& suite, const std::string& name);
+
 // The `lockstep` executable of this build.
 std::filesystem::path LockstepBinary();
 
