@@ -3,6 +3,7 @@ program imports it, so the program needs no change.
 
   init_process_group  -> opens rank-<RANK>.trace and wraps the world group (_groups.py)
   new_group           -> wraps the new group
+  destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
   optimizer steps     -> torch >= 2.0: the global step pre/post hooks of torch.optim; torch 1.13 has
                          none, so each optimizer class's `step` is wrapped once when its first
@@ -57,6 +58,19 @@ def _patch_init_process_group(torch):
 
     c10d.new_group = new_group
     dist.new_group = new_group
+
+    original_destroy = c10d.destroy_process_group
+
+    @functools.wraps(original_destroy)
+    def destroy_process_group(group=None, *args, **kwargs):
+        # The groups it destroys: the given one, or every group with the world.
+        doomed = None if group is None or group is getattr(c10d.GroupMember, "WORLD", None) else [group]
+        result = original_destroy(group, *args, **kwargs)
+        probe.forget_groups(doomed)
+        return result
+
+    c10d.destroy_process_group = destroy_process_group
+    dist.destroy_process_group = destroy_process_group
 
 
 def _patch_ddp(torch):

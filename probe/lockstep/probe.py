@@ -188,6 +188,20 @@ def _at_exit():
                 st.session.footer(st.steps, "ok")
     except Exception as e:  # noqa: BLE001 -- at exit nothing may escape
         _fail(e)
+    finally:
+        forget_groups()
+
+
+def forget_groups(groups=None):
+    """Lets go of the process groups the probe wrapped (all, or those in `groups`), so each is
+    destroyed when the program lets go of it, as without the probe. Held until the interpreter's
+    finalization instead, a gloo group's worker threads meet a finalizing interpreter, which
+    ends them mid-unwind (std::terminate, SIGABRT after a clean run)."""
+    st = _STATE
+    with st.lock:
+        for name in list(st.wrapped_groups):
+            if groups is None or any(st.wrapped_groups[name] is g for g in groups):
+                del st.wrapped_groups[name]
 
 
 # ----------------------------------------------------------------------------- names
