@@ -11,6 +11,7 @@
 #include "checkers/optimizer_state_checker.h"
 #include "checkers/reference_checker.h"
 #include "checkers/replica_weights_checker.h"
+#include "checkers/startup_checker.h"
 #include "checkers/synced_grads_checker.h"
 
 namespace lockstep {
@@ -61,6 +62,7 @@ constexpr Entry kCheckers[] = {
     {&Make<FiniteChecker>, DefaultUse::kAlways},
     {&Make<HangChecker>, DefaultUse::kAlways},
     {&Make<CrashChecker>, DefaultUse::kAlways},
+    {&Make<StartupChecker>, DefaultUse::kAlways},
     {&Make<ReferenceChecker>, DefaultUse::kWhenComparable},
     {&Make<DeterminismChecker>, DefaultUse::kOptIn},
     {&Make<GoldenChecker>, DefaultUse::kOptIn},

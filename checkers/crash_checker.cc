@@ -35,7 +35,8 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   for (const RankExit& e : exits) {
     const bool died = (e.exit_code && *e.exit_code != 0) || e.signal;
     // Ranks the launcher stopped after another rank died carry its SIGTERM/SIGKILL, not a crash.
-    if (!died || e.killed_by_launcher) continue;
+    // Nor are the survivors whose collective failed because a peer died: the peer's is the crash.
+    if (!died || e.killed_by_launcher || e.failed_after_peer) continue;
     f.ranks.push_back(e.rank);
     const RankTrace* t = e.rank >= 0 && static_cast<size_t>(e.rank) < traces.size() ? &traces[e.rank] : nullptr;
     std::optional<int64_t> last = t ? internal::LastStep(*t) : std::nullopt;
@@ -44,7 +45,11 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
     if (e.signal) part += "was killed by " + SignalName(*e.signal) + " (" + std::to_string(*e.signal) + ")";
     else part += "exited with code " + std::to_string(*e.exit_code);
     if (last) {
-      const int64_t in_step = *last < context.scenario.steps ? *last + 1 : *last;
+      // Finished every step: by the scenario's count, or, where the program decides how many
+      // (lockstep exec: steps 0), by the footer its trace got at exit.
+      const bool finished =
+          context.scenario.steps > 0 ? *last >= context.scenario.steps : (t != nullptr && t->footer.has_value());
+      const int64_t in_step = finished ? *last : *last + 1;
       part += " in step " + std::to_string(in_step) + " (last recorded step " + std::to_string(*last) + ")";
       f.step = f.step ? std::min(*f.step, in_step) : in_step;
       f.details["rank" + std::to_string(e.rank) + "_last_step"] = std::to_string(*last);

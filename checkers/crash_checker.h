@@ -2,6 +2,7 @@
 // code or signal and the step it died in. The step is the one after its last recorded step (the
 // step in flight), or its last step when it had finished them all. Ranks the launcher itself
 // stopped (hang, timeout, interrupt, or RankExit::killed_by_launcher after another rank's crash)
+// and survivors whose collective failed because a peer died (RankExit::failed_after_peer)
 // are not crashes.
 #pragma once
 

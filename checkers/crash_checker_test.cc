@@ -50,6 +50,51 @@ TEST(CrashCheckerTest, RanksTheLauncherStoppedAfterTheCrashAreNotNamed) {
   EXPECT_EQ(f[0].step, 4);
 }
 
+// gloo's survivors of a dead peer exit 3 with a communication error of their own: the peer is
+// the crash, they are not.
+TEST(CrashCheckerTest, SurvivorsWhoseCollectiveFailedAfterThePeerDiedAreNotNamed) {
+  CannedRun run(3, 5);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.Cut(1, 2);
+  run.launch.ranks[1].exit_code.reset();
+  run.launch.ranks[1].signal = SIGKILL;
+  for (int r : {0, 2}) {
+    run.Cut(r, 2);
+    run.launch.ranks[r].exit_code = 3;
+    run.launch.ranks[r].failed_after_peer = true;
+  }
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].step, 3);
+  // Without the mark, the same exits are crashes of their own.
+  run.launch.ranks[0].failed_after_peer = false;
+  f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
+}
+
+// lockstep exec: the program decides how many steps (scenario.steps 0); a rank that died
+// without its footer was in the step after its last record.
+TEST(CrashCheckerTest, WithoutAStepCountARankWithoutAFooterDiedInTheNextStep) {
+  CannedRun run(2, 5);
+  run.scenario.steps = 0;
+  run.launch.ending = LaunchEnding::kCrash;
+  run.Cut(1, 2);
+  run.launch.ranks[1].exit_code.reset();
+  run.launch.ranks[1].signal = SIGKILL;
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 3);
+  // With its footer it had finished: the crash came at exit, after its last step.
+  run.launch.ranks[1].exit_code = 1;
+  run.launch.ranks[1].signal.reset();
+  run.traces[1].footer = TraceFooter{2, "ok"};
+  f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 2);
+}
+
 TEST(CrashCheckerTest, ExitCodesAndSeveralRanks) {
   CannedRun run(4, 5);
   run.Cut(3, 0);

@@ -119,6 +119,9 @@ class LaunchRun {
   // One round of the watch loop; sets ending_ when the launch is over.
   void Watch();
   void CheckDirectRanks();
+  // Records how direct rank i ended (its wait status); a rank that did not exit cleanly, or
+  // exited 0 without its footer, joins failed_ranks_.
+  void RecordDirectExit(size_t i, int status);
   void CheckLauncherProcess();
   void CheckVanishedRanks();
   // Start-up: true once every rank's trace shows its step-0 record (or a footer); sets ending_
@@ -128,6 +131,11 @@ class LaunchRun {
   // Ranks that stopped on an error of the harness: an error footer, or a failed rank whose exit
   // code is lockstep's usage (2) or harness-error (3) code. Sets their RankExit::error.
   std::vector<int> RankErrors();
+  // Of `rank_errors`, the collectives that failed because another rank died first (gloo says
+  // "Connection reset by peer" on the survivors): that rank's crash, not a harness error. When
+  // every rank error is such a failure and some rank died on its own, marks them
+  // RankExit::failed_after_peer, drops them from failed_ranks_ and returns true.
+  bool FailuresAfterAPeersDeath(const std::vector<int>& rank_errors);
   void Finish();
   bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
 
@@ -150,6 +158,9 @@ class LaunchRun {
   // that was first seen. The launcher gets a while to exit and say how they died.
   std::vector<int> vanished_ranks_;
   std::optional<Clock::time_point> vanished_at_;
+  // When a rank first wrote a communication-error footer: a peer's death, if that was the cause,
+  // gets a while to show before the launch ends as that rank's error.
+  std::optional<Clock::time_point> communication_error_at_;
   std::string hostname_;
 };
 
@@ -247,6 +258,26 @@ Status LaunchRun::Start() {
   return Status::Ok();
 }
 
+void LaunchRun::RecordDirectExit(size_t i, int status) {
+  ended_[i] = true;
+  RankExit& e = report_.ranks[static_cast<size_t>(command_rank_[i])];
+  if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+  e.note = DescribeWaitStatus(status);
+  const bool clean_exit = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!clean_exit) {
+    failed_ranks_.push_back(e.rank);
+    return;
+  }
+  // The footer is written before exit, so it is in the file by now.
+  watcher_.Poll();
+  const RankProgress& p = watcher_.rank(e.rank);
+  if (p.file_seen && !p.footer) {
+    e.note = "exited with code 0 before writing its trace footer";
+    failed_ranks_.push_back(e.rank);
+  }
+}
+
 void LaunchRun::CheckDirectRanks() {
   bool all_ended = true;
   for (size_t i = 0; i < pids_.size(); ++i) {
@@ -256,23 +287,7 @@ void LaunchRun::CheckDirectRanks() {
       all_ended = false;
       continue;
     }
-    ended_[i] = true;
-    RankExit& e = report_.ranks[static_cast<size_t>(command_rank_[i])];
-    if (WIFEXITED(*status)) e.exit_code = WEXITSTATUS(*status);
-    if (WIFSIGNALED(*status)) e.signal = WTERMSIG(*status);
-    e.note = DescribeWaitStatus(*status);
-    const bool clean_exit = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
-    if (!clean_exit) {
-      failed_ranks_.push_back(e.rank);
-      continue;
-    }
-    // The footer is written before exit, so it is in the file by now.
-    watcher_.Poll();
-    const RankProgress& p = watcher_.rank(e.rank);
-    if (p.file_seen && !p.footer) {
-      e.note = "exited with code 0 before writing its trace footer";
-      failed_ranks_.push_back(e.rank);
-    }
+    RecordDirectExit(i, *status);
   }
   if (!failed_ranks_.empty()) {
     ending_ = LaunchEnding::kCrash;
@@ -388,6 +403,26 @@ std::vector<int> LaunchRun::RankErrors() {
   return errors;
 }
 
+bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
+  if (rank_errors.empty()) return false;
+  for (int r : rank_errors) {
+    if (!IsCommunicationFailure(report_.ranks[static_cast<size_t>(r)].error)) return false;
+  }
+  std::vector<int> died;  // on their own, with no error of the harness
+  for (int r : failed_ranks_) {
+    if (std::find(rank_errors.begin(), rank_errors.end(), r) == rank_errors.end()) died.push_back(r);
+  }
+  if (died.empty()) return false;
+  for (int r : rank_errors) {
+    RankExit& e = report_.ranks[static_cast<size_t>(r)];
+    e.failed_after_peer = true;
+    e.note = "its collective failed after rank " + Join(died) + " died (" + e.error + ")";
+    e.error.clear();
+  }
+  failed_ranks_ = died;
+  return true;
+}
+
 bool LaunchRun::CheckStartup() {
   if (started_at_) return true;
   std::vector<int> waiting;
@@ -425,11 +460,16 @@ void LaunchRun::Watch() {
   if (watcher_.Poll()) last_progress_ = Clock::now();
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever. End the launch now, with its message.
+  // A communication error may be the echo of a peer that died (the crash is then that peer's):
+  // the peer's death gets kLauncherReportWindowS to show first.
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
-      ending_ = LaunchEnding::kRankError;
-      return;
+      if (!IsCommunicationFailure(p.footer_status)) {
+        ending_ = LaunchEnding::kRankError;
+        return;
+      }
+      if (!communication_error_at_) communication_error_at_ = Clock::now();
     }
   }
   if (IsDirect()) {
@@ -438,6 +478,10 @@ void LaunchRun::Watch() {
     CheckLauncherProcess();
   }
   if (ending_) return;
+  if (communication_error_at_ && SecondsSince(*communication_error_at_) > kLauncherReportWindowS) {
+    ending_ = LaunchEnding::kRankError;
+    return;
+  }
   if (spec_.timeout_s > 0 && SecondsSince(t0_) > spec_.timeout_s) {
     ending_ = LaunchEnding::kTimeout;
     return;
@@ -451,7 +495,13 @@ void LaunchRun::Finish() {
   still_running_.assign(static_cast<size_t>(spec_.ranks), false);
   if (IsDirect()) {
     for (size_t i = 0; i < pids_.size(); ++i) {
-      if (!ended_[i] && !tree_.Poll(pids_[i])) still_running_[static_cast<size_t>(command_rank_[i])] = true;
+      if (ended_[i]) continue;
+      // A rank that ended since the last look ended on its own: how, is part of the report.
+      if (const auto status = tree_.Poll(pids_[i])) {
+        RecordDirectExit(i, *status);
+      } else {
+        still_running_[static_cast<size_t>(command_rank_[i])] = true;
+      }
     }
   } else if (!ended_.empty() && !ended_[0]) {
     for (int r = 0; r < spec_.ranks; ++r) still_running_[static_cast<size_t>(r)] = !watcher_.rank(r).footer;
@@ -464,7 +514,10 @@ void LaunchRun::Finish() {
   std::vector<int> rank_errors;
   if (*ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError) {
     rank_errors = RankErrors();
-    if (!rank_errors.empty()) {
+    if (FailuresAfterAPeersDeath(rank_errors)) {
+      ending_ = LaunchEnding::kCrash;
+      rank_errors.clear();
+    } else if (!rank_errors.empty()) {
       ending_ = LaunchEnding::kRankError;
       for (int r : rank_errors) {
         if (std::find(failed_ranks_.begin(), failed_ranks_.end(), r) == failed_ranks_.end()) failed_ranks_.push_back(r);
@@ -482,7 +535,8 @@ void LaunchRun::Finish() {
     const bool named_failure = std::find(failed_ranks_.begin(), failed_ranks_.end(), e.rank) != failed_ranks_.end();
     // Under mpirun/srun, after a rank's failure the launcher itself stopped the others.
     const bool stopped_by_job_launcher = !IsDirect() && failed && !named_failure && !p.footer;
-    if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure) {
+    if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure &&
+        !e.failed_after_peer) {
       e.killed_by_launcher = true;
       const std::string why = *ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError
                                   ? "rank " + Join(failed_ranks_) + " failed"
@@ -502,6 +556,9 @@ void LaunchRun::Finish() {
         const RankExit& e = report_.ranks[static_cast<size_t>(failed_ranks_[i])];
         msg << (i ? "; " : "") << "rank " << e.rank << ": " << e.note << "; last step "
             << (e.last_step ? std::to_string(*e.last_step) : std::string("none"));
+      }
+      for (const RankExit& e : report_.ranks) {
+        if (e.failed_after_peer) msg << "; rank " << e.rank << ": " << e.note;
       }
       if (!report_.message.empty()) msg << " (" << report_.message << ")";
       break;

@@ -23,6 +23,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 const std::string kFakeRank = std::string(LOCKSTEP_BINARY_DIR) + "/bin/fake_rank";
@@ -179,6 +180,46 @@ TEST_P(LauncherTest, ErrorFooterEndsTheLaunchWithTheRanksMessage) {
   EXPECT_THAT(report->message, HasSubstr("rank 1 stopped on a harness error: internal: injected error at step 2"));
   EXPECT_TRUE(report->ranks[0].killed_by_launcher);
   EXPECT_LT(report->duration_s, 300.0);
+  ExpectNoProcessLeft(spec);
+}
+
+// gloo's survivors of a dead peer fail their next collective ("Connection reset by peer") and
+// stop with a communication error: the crash is the dead rank's, never a harness error.
+TEST_P(LauncherTest, SurvivorsOfADeadPeerAreNotItsCrashNorAHarnessError) {
+  LaunchSpec spec =
+      Spec(3, {"--steps", "10", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3", "--peer-lost"});
+  spec.hang_timeout_s = 600;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
+  EXPECT_FALSE(report->ranks[1].failed_after_peer);
+  for (int r : {0, 2}) {
+    const RankExit& e = report->ranks[static_cast<size_t>(r)];
+    // Either it failed its collective after the peer died, or the launcher stopped it first.
+    EXPECT_TRUE(e.failed_after_peer || e.killed_by_launcher) << "rank " << r << ": " << e.note;
+    EXPECT_TRUE(e.error.empty()) << e.error;
+    if (e.failed_after_peer) EXPECT_THAT(e.note, HasSubstr("after rank 1 died (communication: "));
+  }
+  EXPECT_THAT(report->message, HasSubstr("rank 1: "));
+  EXPECT_THAT(report->message, HasSubstr("signal 9"));
+  EXPECT_THAT(report->message, Not(HasSubstr("harness error")));
+  ExpectNoProcessLeft(spec);
+}
+
+// A communication error with no dead peer (a refused rendezvous, a broken network) stays the
+// harness's error on that rank, with its message, once the peers had a while to show a death.
+TEST_P(LauncherTest, ACommunicationErrorWithNoDeadPeerIsARankError) {
+  LaunchSpec spec = Spec(3, {"--steps", "10", "--step-ms", "20", "--error-rank", "1", "--error-step", "2",
+                             "--error-status", "communication: rendezvous: Connection refused"});
+  spec.hang_timeout_s = 600;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kRankError) << report->message;
+  EXPECT_EQ(report->ranks[1].error, "communication: rendezvous: Connection refused");
+  EXPECT_FALSE(report->ranks[1].failed_after_peer);
+  EXPECT_THAT(report->message, HasSubstr("rank 1 stopped on a harness error: communication: rendezvous"));
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher);
   ExpectNoProcessLeft(spec);
 }
 

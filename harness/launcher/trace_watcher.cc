@@ -62,6 +62,8 @@ bool IsErrorFooterStatus(const std::string& status) {
   return status != "ok" && status.rfind("stopped after step ", 0) != 0 && status.rfind("fail-fast: ", 0) != 0;
 }
 
+bool IsCommunicationFailure(const std::string& status) { return status.rfind("communication: ", 0) == 0; }
+
 std::optional<TraceEvent> ParseTraceLine(const std::string& line) {
   const json::parser_callback_t keep_scalars = [](int depth, json::parse_event_t event, json& parsed) {
     if (depth == 1 && event == json::parse_event_t::key) return IsWantedKey(parsed.get<std::string>());

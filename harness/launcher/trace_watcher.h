@@ -33,6 +33,10 @@ struct TraceEvent {
 // internal, trace I/O), as opposed to "ok" and the clean early stops ("stopped after step K
 // (--stop-after-step)", "fail-fast: ...").
 bool IsErrorFooterStatus(const std::string& status);
+// A footer status (or a rank's error) that says a collective or the rendezvous failed
+// ("communication: ..."): the harness's own error when alone, the echo of a peer's death when a
+// peer died (the launcher tells them apart).
+bool IsCommunicationFailure(const std::string& status);
 
 // One line of a trace (without its newline). nullopt: not a JSON object (a cut or corrupt line).
 std::optional<TraceEvent> ParseTraceLine(const std::string& line);

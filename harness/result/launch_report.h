@@ -45,6 +45,8 @@ struct RankExit {
   std::string error;             // the rank's own message when it stopped on a harness error
   bool killed_by_launcher = false;  // still running when the launcher ended the job (hang, timeout,
                                     // interrupt, another rank's crash): not a crash of its own
+  bool failed_after_peer = false;  // its collective failed because another rank died first (its
+                                  // error names the lost connection): not a crash of its own
 };
 
 struct LaunchReport {

@@ -99,6 +99,16 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// The scenario's checks, plus the checker that judges how the launch ended when it ended badly
+// (crash, hang): a run whose ranks died or hung never passes because `checks` left it out.
+std::vector<std::string> ChecksFor(std::vector<std::string> checks, const LaunchReport& launch) {
+  const char* judge = launch.ending == LaunchEnding::kCrash  ? "crash"
+                      : launch.ending == LaunchEnding::kHang ? "hang"
+                                                             : nullptr;
+  if (judge && !Contains(checks, judge)) checks.emplace_back(judge);
+  return checks;
+}
+
 // Why a launch of a program that is not lockstep's left nothing to check, or empty: a rank
 // without a trace never initialized torch.distributed (or the probe did not load), ranks without
 // a step record never stepped an optimizer.
@@ -307,14 +317,11 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       result.series = BuildSeries(run->traces);
       return finish(result);
     case LaunchEnding::kStartupTimeout: {
-      Finding f;
-      f.checker = "startup";
-      f.ranks = launch.stalled_ranks;
-      f.message = launch.message;
-      f.details["startup_timeout_s"] = std::to_string(scenario.startup_timeout_s);
-      result.findings = {f};
-      ExpectationVerdict expectation = MatchExpectations(scenario.expect_fail, result.findings);
-      result.outcome = expectation.outcome;
+      // Some ranks never started: the other checkers have nothing to compare.
+      CheckerRun checked = RunCheckers({"startup"}, CheckContext{scenario, run->traces, launch}, scenario.expect_fail);
+      result.findings = std::move(checked.findings);
+      result.checkers = std::move(checked.verdicts);
+      result.outcome = checked.expectation.outcome;
       result.reason = launch.message;
       result.series = BuildSeries(run->traces);
       return finish(result);
@@ -394,7 +401,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   context.fixtures_dir = options_.fixtures_dir;
   context.platform = PlatformFingerprint(scenario);
 
-  CheckerRun checked = RunCheckers(scenario.checks, context, scenario.expect_fail, check_options);
+  CheckerRun checked = RunCheckers(ChecksFor(scenario.checks, launch), context, scenario.expect_fail, check_options);
   result.findings = std::move(checked.findings);
   result.checkers = std::move(checked.verdicts);
   result.outcome = checked.expectation.outcome;

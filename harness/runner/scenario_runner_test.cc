@@ -179,6 +179,41 @@ TEST_F(ScenarioRunnerTest, AHangIsTheHangCheckersFinding) {
   EXPECT_EQ(Verdict(r, "crash")->outcome, Outcome::kPass);
 }
 
+// How the launch ended is judged even when `checks` leaves its checker out.
+TEST_F(ScenarioRunnerTest, ACrashOrAHangNeverPassesForWantOfItsChecker) {
+  scenario_.checks = {"replica_weights"};
+  for (const auto& [ending, checker] : {std::pair{LaunchEnding::kCrash, "crash"}, std::pair{LaunchEnding::kHang, "hang"}}) {
+    SCOPED_TRACE(checker);
+    launcher_.outcomes["main"].ending = ending;
+    const ScenarioResult r = Run();
+    EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].checker, checker);
+    ASSERT_NE(Verdict(r, checker), nullptr);
+    EXPECT_EQ(Verdict(r, checker)->outcome, Outcome::kFail);
+    EXPECT_EQ(Verdict(r, "replica_weights")->outcome, Outcome::kPass);
+  }
+  // A clean run adds nothing to what `checks` asked for.
+  launcher_.outcomes["main"].ending = LaunchEnding::kClean;
+  const ScenarioResult clean = Run();
+  EXPECT_EQ(clean.outcome, Outcome::kPass) << clean.reason;
+  EXPECT_EQ(clean.checkers.size(), 1u);
+}
+
+TEST_F(ScenarioRunnerTest, AStartUpTimeoutIsTheStartupCheckersFinding) {
+  scenario_.checks = {"replica_weights", "crash"};
+  scenario_.startup_timeout_s = 7;
+  launcher_.outcomes["main"].ending = LaunchEnding::kStartupTimeout;
+  launcher_.outcomes["main"].write_steps = false;
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].checker, "startup");
+  EXPECT_EQ(r.findings[0].details.at("startup_timeout_s"), "7");
+  ASSERT_NE(Verdict(r, "startup"), nullptr);
+  EXPECT_EQ(Verdict(r, "startup")->outcome, Outcome::kFail);
+}
+
 TEST_F(ScenarioRunnerTest, WithoutAScenarioFileScenarioBoundCheckersAreSkipped) {
   scenario_.checks = {"replica_weights", "discovery_count", "golden", "hang"};
   RunOptions options;

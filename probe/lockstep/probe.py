@@ -74,6 +74,7 @@ class _State:
         self.steps = 0               # step records written
         self.in_step = False         # the program is between its first forward/backward and the record
         self.uncaught = False        # the program died of an exception: no footer (a crash)
+        self.uncaught_error = None   # that exception
         self.wrapped_groups = {}     # name -> wrapped group (torch >= 2.0: the backend wrapper)
         # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
@@ -166,6 +167,7 @@ def _chain_excepthook():
 
     def hook(kind, value, tb):
         _STATE.uncaught = True
+        _STATE.uncaught_error = value
         previous(kind, value, tb)
 
     sys.excepthook = hook
@@ -184,12 +186,31 @@ def _at_exit():
                 _fail(err)
                 return
             # An uncaught exception is the program's crash: no footer, as for a killed rank.
+            # Unless a collective failed because a peer died: then the footer says so, and
+            # lockstep names the peer that died, not this rank (docs/LAUNCHER.md).
             if not st.uncaught:
                 st.session.footer(st.steps, "ok")
+            elif _lost_peer(st.uncaught_error):
+                st.session.footer(st.steps, "communication: " + _first_line(st.uncaught_error))
     except Exception as e:  # noqa: BLE001 -- at exit nothing may escape
         _fail(e)
     finally:
         forget_groups()
+
+
+# What a c10d backend says when the other end of a collective went away (gloo's TCP pairs, NCCL's
+# remote error): the survivor's exception is the echo of a peer's death.
+_LOST_PEER_MARKERS = ("Connection closed by peer", "Connection reset by peer", "Broken pipe",
+                      "remote process exited")
+
+
+def _lost_peer(error):
+    return isinstance(error, RuntimeError) and any(m in str(error) for m in _LOST_PEER_MARKERS)
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def forget_groups(groups=None):

@@ -60,7 +60,8 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   // Keep in step with the TESTs below: an example without one would never run.
   const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
                                            "clean_manual_allreduce",         "forgot_divide",
-                                           "inplace_weight_edit",            "rank0_metric_allreduce"};
+                                           "inplace_weight_edit",            "rank0_metric_allreduce",
+                                           "rank_killed"};
   EXPECT_EQ(names, tested);
 }
 
@@ -70,6 +71,7 @@ TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchn
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
+TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
 
 }  // namespace
 }  // namespace lockstep::probe

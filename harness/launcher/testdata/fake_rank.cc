@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   int steps = 5, step_ms = 50, crash_rank = -1, crash_step = -1, hang_rank = -1, hang_step = -1;
   int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
   int startup_rank = -1, startup_ms = 0, error_rank = -1, error_step = -1;
-  bool spawn_escapee = false;
+  bool spawn_escapee = false, peer_lost = false;
+  std::string error_status;
   app.add_option("--trace-dir", trace_dir, "where rank-<r>.trace goes")->required();
   app.add_option("--steps", steps);
   app.add_option("--step-ms", step_ms, "time spent inside each collective");
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
   app.add_option("--error-rank", error_rank);
   app.add_option("--error-step", error_step,
                  "at this step, write an error footer and exit 3 as lockstep-rank does; the others hang there");
+  app.add_option("--error-status", error_status, "the --error-rank's footer status (default: an internal error)");
+  app.add_flag("--peer-lost", peer_lost,
+               "the ranks other than --crash-rank fail the next step's collective as gloo does when a peer "
+               "died: a communication-error footer and exit 3");
   app.add_flag("--spawn-escapee", spawn_escapee, "leave a child in a new session that ignores SIGTERM");
   CLI11_PARSE(app, argc, argv);
 
@@ -138,7 +143,8 @@ int main(int argc, char** argv) {
                         {"step", step}, {"start_s", Now(t0)}};
     if (step == error_step && error_rank >= 0) {
       if (rank != error_rank) SleepForever();  // waits for the failed rank in the collective
-      const std::string status = "internal: injected error at step " + std::to_string(step);
+      const std::string status =
+          error_status.empty() ? "internal: injected error at step " + std::to_string(step) : error_status;
       trace.Write({{"type", "footer"}, {"steps_completed", step - 1}, {"status", status}});
       std::fprintf(stderr, "lockstep-rank %d: %s\n", rank, status.c_str());
       std::fflush(stderr);
@@ -151,6 +157,14 @@ int main(int argc, char** argv) {
     }
     trace.Write(begin);
     std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    if (peer_lost && crash_rank >= 0 && rank != crash_rank && step == crash_step + 1) {
+      const std::string status = "communication: step " + std::to_string(step) + ": rank " + std::to_string(rank) +
+                                 " group world: all_reduce: Read error: Connection reset by peer";
+      trace.Write({{"type", "footer"}, {"steps_completed", step - 1}, {"status", status}});
+      std::fprintf(stderr, "lockstep-rank %d: %s\n", rank, status.c_str());
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
     trace.Write({{"type", "collective_end"}, {"group", "world"}, {"seq", step - 1}, {"end_s", Now(t0)}});
     trace.Write({{"type", "step"}, {"step", step}, {"loss", 1.0 / step},
                  {"tensors", json::array({{{"name", "w"}, {"digest", "00"}, {"numel", 16}}})}});
