@@ -459,9 +459,9 @@ void LaunchRun::CheckHang() {
 void LaunchRun::Watch() {
   if (watcher_.Poll()) last_progress_ = Clock::now();
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
-  // it in a collective forever. End the launch now, with its message.
-  // A communication error may be the echo of a peer that died (the crash is then that peer's):
-  // the peer's death gets kLauncherReportWindowS to show first.
+  // it in a collective forever: end the launch now, with its message. Except a communication
+  // error, which may echo a peer that died (the crash is then that peer's): the peer's death
+  // gets kLauncherReportWindowS to show first.
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
