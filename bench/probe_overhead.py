@@ -47,7 +47,16 @@ def worker(args):
     data = torch.Generator().manual_seed(rank)
     x = torch.randn(args.batch, width, generator=data)
     y = torch.randn(args.batch, width, generator=data)
-    times, cpu = [], []
+    # The probe's own time in its hooks (this rank's), read after every step: its direct cost per
+    # step, over the kept steps only (the first steps pay one-time costs: finding the models,
+    # imports). A step's record is written in the next step's first forward pre-hook, so each
+    # kept step holds one record's worth of work.
+    busy_now = lambda: (0.0, 0.0)  # noqa: E731
+    if os.environ.get("LOCKSTEP_PROBE") == "1":
+        from lockstep import probe
+
+        busy_now = probe.busy_seconds
+    times, cpu, busy = [], [], []
     for _ in range(args.steps):
         t0, c0 = time.perf_counter(), time.process_time()
         optimizer.zero_grad()
@@ -55,13 +64,7 @@ def worker(args):
         optimizer.step()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    busy = [0.0, 0.0]
-    if os.environ.get("LOCKSTEP_PROBE") == "1":
-        # The probe's own time in its hooks (this rank's), for its direct cost per step. The last
-        # step's record is written at exit, so `steps - 1` records are inside the count.
-        from lockstep import probe
-
-        busy = list(probe.busy_seconds())
+        busy.append(list(busy_now()))
     dist.barrier()
     with open(os.path.join(args.out, "times-%d.json" % rank), "w") as f:
         json.dump({"params": params, "times": times, "cpu": cpu, "busy": busy}, f)
@@ -120,7 +123,7 @@ def main():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    off_all, on_all, ratios, cpu_ratios, direct, direct_cpu = [], [], [], [], [], []
+    off_all, on_all, ratios, cpu_ratios, direct, direct_cpu, one_time = [], [], [], [], [], [], []
     params = 0
     for repeat in range(args.repeats):
         order = (False, True) if repeat % 2 == 0 else (True, False)
@@ -132,7 +135,12 @@ def main():
             medians[probe] = statistics.median(kept)
             cpu_medians[probe] = statistics.median(r["cpu"][args.warmup:])
             if probe:
-                busy_wall, busy_cpu = (b / args.steps for b in r["busy"])
+                # busy[i] is the running total after step i; the kept steps' share of it.
+                first, last = r["busy"][args.warmup - 1] if args.warmup else [0.0, 0.0], r["busy"][-1]
+                kept_steps = args.steps - args.warmup
+                busy_wall, busy_cpu = ((b - a) / kept_steps for a, b in zip(first, last))
+                # What the warm-up steps cost beyond as many steady ones: the probe's one-time work.
+                one_time.append(first[0] - busy_wall * args.warmup)
             (on_all if probe else off_all).extend(kept)
         ratios.append(medians[True] / medians[False])
         cpu_ratios.append(cpu_medians[True] / cpu_medians[False])
@@ -158,9 +166,10 @@ def main():
     summary = ("%.1fM-parameter MLP, AdamW, DDP on gloo, %d ranks x %d thread(s), batch %d per rank: "
                "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
                "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
-               "step's wall time, %.2f%% of its CPU time" % (
+               "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps" % (
                    params / 1e6, args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
-                   (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100))
+                   (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100,
+                   statistics.median(one_time) * 1e3 if one_time else 0.0))
     print(summary)
     if args.markdown:
         print("| %s | %s, %d cores, torch %s | %s |" % (

@@ -68,6 +68,9 @@ class _State:
         self.names = {}              # id(param) -> name
         self.discovered = weakref.WeakSet()  # optimizers whose params were looked for in gc
         self.stepped = set()         # id(optimizer) stepped since the last record
+        # The optimizer whose step is running: one that steps inside it is its inner optimizer
+        # (ZeroRedundancyOptimizer steps a local AdamW over its shard), part of the same step.
+        self.outer_step = None
         self.parts = []              # Captured grads and optimizer state of the pending step
         self.lr = None
         self.loss = None
@@ -293,11 +296,10 @@ def _optimizer_index(optimizer):
 
 
 def _zero_redundancy(optimizer):
-    try:
-        from torch.distributed.optim import ZeroRedundancyOptimizer
-    except ImportError:
-        return False
-    return isinstance(optimizer, ZeroRedundancyOptimizer)
+    # Looked up, not imported: importing torch.distributed.optim costs about 170 ms, and a program
+    # that never imported it holds no ZeroRedundancyOptimizer.
+    module = sys.modules.get("torch.distributed.optim.zero_redundancy_optimizer")
+    return module is not None and isinstance(optimizer, module.ZeroRedundancyOptimizer)
 
 
 def _capture_optimizer(optimizer):
@@ -309,20 +311,23 @@ def _capture_optimizer(optimizer):
     if optimizer not in st.discovered:
         _discover_models(optimizer)
     grad_names, grads, state_names, states = [], [], [], []
+    sharded = _zero_redundancy(optimizer)
+    # ZeroRedundancyOptimizer's own `state` stays empty: its shard's state is its local optimizer's.
+    state = optimizer.optim.state if sharded else optimizer.state
     for gi, group in enumerate(optimizer.param_groups):
         for pi, p in enumerate(group["params"]):
             name = _param_name(index, gi, pi, p)
             if p.grad is not None:
                 grad_names.append(name)
                 grads.append(p.grad)
-            for key, value in optimizer.state.get(p, {}).items():
+            for key, value in state.get(p, {}).items():
                 if isinstance(value, torch.Tensor):
                     state_names.append("%s#%s" % (name, key))
                     states.append(value)
     s = st.session
     st.parts.append(s.capture("grad", grad_names, grads))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
-    st.parts.append(s.capture("optimizer_state", state_names, states, not _zero_redundancy(optimizer)))
+    st.parts.append(s.capture("optimizer_state", state_names, states, not sharded))
     if st.lr is None and optimizer.param_groups:
         lr = optimizer.param_groups[0].get("lr")
         if isinstance(lr, torch.Tensor):
@@ -415,6 +420,9 @@ def before_optimizer_step(optimizer):
     st = _STATE
     if optimizer in st.manual:
         return
+    if st.outer_step is not None and st.outer_step is not optimizer:
+        return  # an inner optimizer: its outer one records the step
+    st.outer_step = optimizer
     # The same optimizer stepping again with no forward pass seen in between: the previous step
     # ended (a model the probe does not know ran its forward).
     if id(optimizer) in st.stepped:
@@ -425,8 +433,9 @@ def before_optimizer_step(optimizer):
 @_guard
 def after_optimizer_step(optimizer):
     st = _STATE
-    if optimizer in st.manual:
+    if optimizer in st.manual or optimizer is not st.outer_step:
         return
+    st.outer_step = None
     _capture_optimizer(optimizer)
     st.stepped.add(id(optimizer))
 

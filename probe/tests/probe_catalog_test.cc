@@ -165,6 +165,9 @@ TEST(ProbeCases, UserSitecustomizeStillRuns) {
 TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
   RunCatalogEntry(kPrograms / "subgroup_collectives.expect.json");
 }
+TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
+  RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
+}
 
 }  // namespace
 }  // namespace lockstep::probe
