@@ -9,7 +9,7 @@
 #                  Without --deps, ci/install-deps.sh installs them with apt.
 #   --build-dir    default build-gpu
 #   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
-#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest
+#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe
 #   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
 #                  --targets builds only those (comma-separated) instead of everything
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
@@ -25,6 +25,9 @@
 #                     gloo at each scenario's ranks (sharing the GPUs), nccl at --ranks <GPUs>
 #   selftest          every injection caught at its onset on CUDA (gloo --device cuda; nccl too
 #                     when the machine has a GPU for each rank of the catalog)
+#   probe             the Python probe with this machine's torch: its own cases (CUDA tensors
+#                     digested on the device among them) and the example catalog through
+#                     `lockstep exec` (ctest -L probe)
 # Every check runs even when one before it failed, each with its own time limit, and says why it
 # failed in one line; a build error fails only the checks whose programs did not build. Results
 # accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
@@ -36,7 +39,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
 deps=""
 torch_dir=""
-only="digest,digest_bandwidth,sdpa,nccl,suite,selftest"
+only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe"
 build_only=0
 targets=""
 write_doc=1
@@ -52,11 +55,11 @@ while [[ $# -gt 0 ]]; do
     --no-doc) write_doc=0; shift ;;
     --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
       [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest)
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
@@ -376,6 +379,16 @@ if want selftest && needs selftest lockstep lockstep-rank; then
   [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs, this machine has $gpus"
   if [[ $rc -eq 0 ]]; then record selftest passed "$detail"
   else record selftest failed "$detail see out/gpu/selftest-*.log"; fi
+fi
+
+if want probe; then
+  # Built only when this machine's python3 imports the torch whose LibTorch the build links
+  # (probe/CMakeLists.txt); its test programs exist only then, and configure said why not.
+  why=$(grep -o "the Python probe is not built: .*" "$out/configure.log" | head -n 1 || true)
+  if [[ -n $why ]]; then record probe failed "$why"
+  elif needs probe lockstep probe_catalog_test example_catalog_exec_test; then
+    run_ctest probe ctest-probe.log -L probe
+  fi
 fi
 
 nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')

@@ -169,5 +169,15 @@ TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
 }
 
+// CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).
+TEST(ProbeCases, CudaTensorsAreDigestedOnTheDevice) {
+  const std::string probe_python = std::string(LOCKSTEP_PROBE_PYTHON) +
+                                   " -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'";
+  if (std::system(probe_python.c_str()) != 0) {
+    GTEST_SKIP() << LOCKSTEP_PROBE_PYTHON << "'s torch sees no CUDA device (needs a GPU and a CUDA build of torch)";
+  }
+  RunCatalogEntry(kPrograms / "cuda_weight_edit.expect.json");
+}
+
 }  // namespace
 }  // namespace lockstep::probe
