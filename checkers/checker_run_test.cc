@@ -48,8 +48,7 @@ TEST(CheckerRunTest, SkippedAndReplacedCheckersDoNotRun) {
 TEST(CheckerRunTest, OnlyCheckersThatNeedAScenarioOrALaunchSayWhy) {
   for (const std::string& name : CheckerNames()) {
     const auto checker = MakeChecker(name);
-    const bool scenario_bound =
-        name == "reference" || name == "determinism" || name == "golden" || name == "discovery_count";
+    const bool scenario_bound = name == "reference" || name == "determinism" || name == "golden";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/true).empty(), scenario_bound) << name;
     const bool launch_bound = scenario_bound || name == "crash" || name == "hang" || name == "startup";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/false).empty(), launch_bound) << name;

@@ -14,6 +14,7 @@
 
 #include "harness/core/build_info.h"
 #include "harness/core/lifeline.h"
+#include "harness/discovery/discovery_log.h"
 #include "harness/trace/tensor_digest.h"
 #include "harness/trace/trace_writer.h"
 #include "probe/probe_session.h"
@@ -90,6 +91,11 @@ std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dic
   for (const auto& [k, v] : h["versions"].cast<py::dict>()) header.versions[k.cast<std::string>()] = v.cast<std::string>();
   Result<std::shared_ptr<ProbeSession>> session = ProbeSession::Open(path, header);
   ThrowIfError(session.status());
+  // Every discovery call of this process from now on, and those recorded before, into the trace.
+  std::weak_ptr<ProbeSession> weak = session.value();
+  SetDiscoveryObserver([weak](const DiscoveryRecord& r) {
+    if (std::shared_ptr<ProbeSession> s = weak.lock()) s->WriteDiscovery(r);
+  });
   // Like lockstep-rank: gone within a second of the `lockstep exec` that started this process.
   WatchLifeline();
   return std::move(session).value();
@@ -129,10 +135,15 @@ PYBIND11_MODULE(_lockstep_probe, m) {
              ThrowIfError(s.WriteFooter(TraceFooter{steps, status}));
            })
       .def("log", [](ProbeSession& s, const std::string& line) { ThrowIfError(s.WriteLog(line)); })
-      .def("collective_error", [](ProbeSession& s) { return s.collective_status().ok() ? std::string() : s.collective_status().ToString(); })
+      .def("record_error", [](ProbeSession& s) { return s.record_status().ok() ? std::string() : s.record_status().ToString(); })
       .def("wrap_group", &WrapGroup, py::arg("group"), py::arg("name"));
 
   m.def("open_session", &OpenSession, py::arg("path"), py::arg("header"));
+  // A discovery call seen in Python (torch.distributed), with its phase, step and Python stack.
+  m.def("record_discovery", [](const std::string& name, const std::string& phase, int64_t step, const std::string& where) {
+          RecordDiscoveryAt(name, phase, step, where);
+        },
+        py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "");
   m.def("is_recording_group", [](const c10::intrusive_ptr<WrappedGroup>& g) {
     return dynamic_cast<RecordingProcessGroup*>(g.get()) != nullptr;
   });

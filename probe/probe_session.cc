@@ -41,7 +41,7 @@ uint64_t ProbeSession::CollectiveStarted(CollectiveRecord record) {
   Status s = writer_->WriteCollectiveBegin(record);
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (collective_status_.ok()) collective_status_ = s;
+    if (record_status_.ok()) record_status_ = s;
   }
   return record.seq;
 }
@@ -50,13 +50,21 @@ void ProbeSession::CollectiveEnded(const std::string& group, uint64_t seq) {
   Status s = writer_->WriteCollectiveEnd(group, seq, WallSeconds());
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (collective_status_.ok()) collective_status_ = s;
+    if (record_status_.ok()) record_status_ = s;
   }
 }
 
-Status ProbeSession::collective_status() const {
+void ProbeSession::WriteDiscovery(const DiscoveryRecord& record) {
+  Status s = writer_->WriteDiscovery(record);
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (record_status_.ok()) record_status_ = s;
+  }
+}
+
+Status ProbeSession::record_status() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return collective_status_;
+  return record_status_;
 }
 
 }  // namespace lockstep::probe

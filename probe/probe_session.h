@@ -40,9 +40,12 @@ class ProbeSession {
   uint64_t CollectiveStarted(CollectiveRecord record);
   void CollectiveEnded(const std::string& group, uint64_t seq);
 
-  // The first error writing a collective record (they are written from threads that cannot
-  // return one); the Python side turns it into a `lockstep probe:` message.
-  Status collective_status() const;
+  // A discovery call (harness/discovery), written as it is recorded.
+  void WriteDiscovery(const DiscoveryRecord& record);
+
+  // The first error writing a collective or discovery record (they are written from threads and
+  // callbacks that cannot return one); the Python side turns it into a `lockstep probe:` message.
+  Status record_status() const;
 
   const std::string& path() const { return path_; }
 
@@ -53,9 +56,9 @@ class ProbeSession {
   std::string path_;
   const int64_t start_ns_;
   std::atomic<int64_t> step_{0};
-  mutable std::mutex mu_;  // seq_ and collective_status_
+  mutable std::mutex mu_;  // seq_ and record_status_
   std::map<std::string, uint64_t> seq_;
-  Status collective_status_;
+  Status record_status_;
 };
 
 }  // namespace lockstep::probe

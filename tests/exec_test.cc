@@ -123,6 +123,37 @@ TEST(ExecTest, AnExtraCollectiveOnOneRankIsACollectiveOrderFinding) {
   EXPECT_TRUE(found) << ReadFile(dir / "report.json");
 }
 
+// The multi-slice bug's shape: every rank builds a process group mid-training. discovery_count
+// names it by default; --expect-discovery allows it; a name that is no discovery call is bad input.
+TEST(ExecTest, ADiscoveryCallAfterStartupIsAFindingUnlessAllowed) {
+  const fs::path dir = RunDir("regroup");
+  ProgramResult r = Exec(2, dir, {"--name", "regroup"}, {"--steps", "4", "--regroup-step", "3"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  nlohmann::json s = Scenario0(dir);
+  ASSERT_EQ(s["findings"].size(), 1u) << s.dump(2);
+  const nlohmann::json& f = s["findings"][0];
+  EXPECT_EQ(f["checker"], "discovery_count");
+  EXPECT_EQ(f["step"], 3);
+  EXPECT_EQ(f["ranks"], nlohmann::json::array({0, 1}));
+  EXPECT_NE(f["message"].get<std::string>().find("torch.new_group at step 3 in step (from model.py:41 in forward)"),
+            std::string::npos)
+      << f["message"];
+
+  const fs::path allowed = RunDir("regroup_allowed");
+  r = Exec(2, allowed, {"--name", "regroup", "--expect-discovery", "torch.new_group"},
+           {"--steps", "4", "--regroup-step", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Verdict(Scenario0(allowed), "discovery_count")->at("outcome"), "pass");
+
+  const fs::path bad = RunDir("regroup_bad");
+  r = Exec(2, bad, {"--expect-discovery", "torch.new_grp=2"}, {"--steps", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--expect-discovery torch.new_grp=2: unknown discovery call \"torch.new_grp\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(bad)) << "nothing is written for bad flags";
+}
+
 TEST(ExecTest, ACrashIsTheCrashCheckersFinding) {
   const fs::path dir = RunDir("crash");
   const ProgramResult r = Exec(2, dir, {"--name", "crash"}, {"--steps", "4", "--crash-rank", "1", "--crash-step", "2"});

@@ -38,7 +38,7 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
       "Run the checkers on traces already written: DIR is a folder of rank-<r>.trace files (a probe's "
       "LOCKSTEP_TRACE_DIR), one scenario folder, or the --out directory of `lockstep run` or `lockstep exec` "
       "(every scenario in it). Same findings, reports and exit codes as `run`; the checkers that need a "
-      "scenario file (reference, determinism, golden, discovery_count) or the launch (crash, hang) are skipped "
+      "scenario file (reference, determinism, golden) or the launch (crash, hang) are skipped "
       "with their reason. Exit 0 no finding, 1 a finding, 2 bad input, 3 a trace is missing or has no step.");
   cmd->add_option("dir", flags->dir, "Folder with the traces")->required()->type_name("DIR");
   cmd->add_option("--ranks", flags->ranks,

@@ -200,6 +200,8 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
       {{"--junit", "r.xml", "--markdown", "r.xml"}, "--markdown r.xml: --junit writes there too"},
       {{"--device", "gpu"}, "--device: gpu not in {cpu,cuda}"},
       {{"--ranks", "0"}, "--ranks: Value 0 not in range 1 to 65536"},
+      {{"--launcher", "local", "--mpirun-args", "--mca"},
+       "--mpirun-args: only for --launcher mpirun or srun; the ranks start with --launcher local here"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"run", "s.yaml"};

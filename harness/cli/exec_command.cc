@@ -3,11 +3,13 @@
 // as `lockstep run` (crash, hang, SIGINT, the ranks' lifeline), then the checks and reports of
 // `lockstep check`. The program is one scenario of the report.
 #include <cstdlib>
+#include <map>
 
 #include "checkers/checker_registry.h"
 #include "harness/cli/command.h"
 #include "harness/cli/flag_checks.h"
 #include "harness/cli/report_outputs.h"
+#include "harness/discovery/discovery_calls.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/runner/exec_program.h"
 #include "harness/runner/run_directory.h"
@@ -27,6 +29,7 @@ struct ExecFlags {
   std::string name;
   bool reuse_out = false;
   std::vector<std::string> mpirun_args;
+  std::vector<std::string> expect_discovery;  // NAME or NAME=TIMES
   std::vector<std::string> command;
   ReportOutputs reports;
 };
@@ -42,6 +45,31 @@ Status CheckId(const std::string& id, const std::string& where) {
   if (!ok) {
     return InvalidArgumentError(where + " '" + id + "': use 1 to " + std::to_string(kMaxIdLength) +
                                 " letters, digits, '.', '_' or '-'");
+  }
+  return Status::Ok();
+}
+
+// `--expect-discovery NAME[=TIMES]`: a discovery call the program may make at any time, at most
+// TIMES (default 1) per process (the scenario's `expect.discovery`).
+Status ParseExpectedDiscovery(const std::vector<std::string>& specs, std::map<std::string, int>& allowed) {
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    if (FindDiscoveryCall(name) == nullptr) {
+      return InvalidArgumentError("--expect-discovery " + spec + ": " + UnknownDiscoveryCallMessage(name));
+    }
+    int times = 1;
+    if (eq != std::string::npos) {
+      const std::string text = spec.substr(eq + 1);
+      char* end = nullptr;
+      const long n = std::strtol(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || n < 1 || n > kMaxCount) {
+        return InvalidArgumentError("--expect-discovery " + spec + ": TIMES must be a whole number from 1 to " +
+                                    std::to_string(kMaxCount));
+      }
+      times = static_cast<int>(n);
+    }
+    allowed[name] = times;
   }
   return Status::Ok();
 }
@@ -85,7 +113,18 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_flag("--reuse-out", flags->reuse_out,
                 "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
                 "(lockstep still replaces only the folders it made)");
-  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
+  // Repeatable options take one value each time and never the `--` that starts COMMAND (CLI11
+  // otherwise lets a list option eat the `--`, and COMMAND's own flags become lockstep's).
+  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false);
+  cmd->add_option("--expect-discovery", flags->expect_discovery,
+                  "A discovery call the program may make at any time, at most TIMES per process (default 1); "
+                  "without it every discovery call must come before the first optimizer step (repeatable; "
+                  "e.g. torch.new_group=2; docs/CHECKERS.md#discovery_count lists the calls)")
+      ->type_name("NAME[=TIMES]")
+      ->expected(1)
+      ->allow_extra_args(false);
   AddReportFlags(*cmd, flags->reports);
   cmd->add_option("command", flags->command, "The program and its arguments, after --")
       ->required()
@@ -106,6 +145,9 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             Status ready = CheckId(id, flags->name.empty() ? "scenario id (from COMMAND; --name sets it)" : "--name");
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->out;
+            std::map<std::string, int> discovery_allowed;
+            if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
+            if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
             if (ready.ok()) ready = CheckReportFiles(outputs, flags->out, {id});
             if (ready.ok()) ready = PrepareRunDirectory(flags->out, {id}, flags->reuse_out);
             if (!ready.ok()) {
@@ -137,6 +179,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             scenario.steps = 0;  // unknown: the program decides
             scenario.timeout_s = 0;  // a real training run takes as long as it takes; hangs are caught
             scenario.checks = CheckerNames();
+            scenario.discovery_allowed = discovery_allowed;
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = exec.launcher;

@@ -24,4 +24,10 @@ CLI::Validator SecondsBetween(double min, double max) {
       "SECONDS");
 }
 
+Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind launcher) {
+  if (mpirun_args.empty() || launcher == LauncherKind::kMpirun || launcher == LauncherKind::kSrun) return Status::Ok();
+  return InvalidArgumentError("--mpirun-args: only for --launcher mpirun or srun; the ranks start with --launcher " +
+                              std::string(ToString(launcher)) + " here, which would ignore them");
+}
+
 }  // namespace lockstep

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/command.h"
+#include "harness/cli/flag_checks.h"
 #include "harness/launcher/launcher.h"
 #include "harness/launcher/process_tree.h"
 #include "harness/result/run_result_json.h"
@@ -235,6 +236,10 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
               launcher = *FromString<LauncherKind>(flags->launcher);
             } else if (auto recorded = FromString<LauncherKind>(report->context.launcher)) {
               launcher = *recorded;
+            }
+            if (Status args = CheckMpirunArgs(flags->mpirun_args, launcher); !args.ok()) {
+              err << "lockstep repro: " << args.message() << "\n";
+              return ExitCode::kUsageError;
             }
             std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;
             if (!FromString<Backend>(backend)) backend = ToString(scenario->backend);

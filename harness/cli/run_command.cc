@@ -109,6 +109,10 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
               *env.err << "lockstep run: " << ready.message() << "\n";
               return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
             }
+            if (Status args = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)); !args.ok()) {
+              *env.err << "lockstep run: " << args.message() << "\n";
+              return ExitCode::kUsageError;
+            }
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *FromString<LauncherKind>(flags->launcher);

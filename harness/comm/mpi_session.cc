@@ -38,6 +38,19 @@ Result<std::shared_ptr<MpiSession>> MpiSession::Acquire() {
   return session;
 }
 
+Status MpiSession::SplitSelf() {
+  MPI_Comm self = MPI_COMM_NULL;
+  const int rc = MPI_Comm_split(MPI_COMM_SELF, 0, 0, &self);
+  if (rc != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    return CommunicationError("MPI_Comm_split(MPI_COMM_SELF): " + std::string(text, len));
+  }
+  MPI_Comm_free(&self);
+  return Status::Ok();
+}
+
 MpiSession::~MpiSession() {
   if (!initialized_here_) return;
   int finalized = 0;

@@ -23,6 +23,12 @@ class MpiSession {
   bool initialized_here() const { return initialized_here_; }
   int thread_level() const { return thread_level_; }  // MPI_THREAD_* actually provided
 
+  // Builds a communicator of this process alone (MPI_Comm_split of MPI_COMM_SELF) and frees it:
+  // a real MPI discovery call that no other rank takes part in, so one rank can make it at any
+  // moment. The double_discovery injection makes it mid-training, as the multi-slice bug
+  // (pytorch/xla#8812) ran its discovery a second time.
+  Status SplitSelf();
+
  private:
   MpiSession(bool initialized_here, int thread_level)
       : initialized_here_(initialized_here), thread_level_(thread_level) {}

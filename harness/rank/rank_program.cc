@@ -12,8 +12,10 @@
 #include <memory>
 
 #include "harness/comm/communicator_factory.h"
+#include "harness/comm/mpi_session.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/core/build_info.h"
+#include "harness/discovery/discovery_log.h"
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_loader.h"
@@ -110,8 +112,8 @@ class Rank {
     LOCKSTEP_RETURN_IF_ERROR(OpenTrace());
     LOCKSTEP_RETURN_IF_ERROR(on_device);
     if (!scenario_.inject.empty()) {
-      injector_ = std::make_unique<FaultInjector>(scenario_, rank_, [](const std::string& phase, int64_t step) {
-        (void)DiscoverTopology(1, phase, step);  // counted and traced; the result is not used
+      injector_ = std::make_unique<FaultInjector>(scenario_, rank_, [this](const std::string& phase, int64_t step) {
+        Rediscover(phase, step);
       });
     }
     LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> backend,
@@ -134,13 +136,15 @@ class Rank {
     LOCKSTEP_RETURN_IF_ERROR(trainer_->Initialize());
     LOCKSTEP_RETURN_IF_ERROR(Record(0, nullptr));
     for (int64_t step = 1; step <= scenario_.steps && !stopped_early_; ++step) {
+      // Start-up is over: a discovery call from here on is one in the middle of training.
+      SetDiscoveryContext("step", step);
       world_->set_step(step);
       recorder_->set_step(step);
       LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step, WallSeconds()));
       LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step));
       LOCKSTEP_RETURN_IF_ERROR(Record(step, &stats));
     }
-    LOCKSTEP_RETURN_IF_ERROR(discovery_write_);
+    LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
     return recorder_->status();
   }
 
@@ -185,19 +189,31 @@ class Rank {
     LOCKSTEP_ASSIGN_OR_RETURN(header.scenario_digest, ScenarioFileDigest(options_.scenario_file));
     LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / TraceFileName(rank_), header));
     recorder_ = std::make_unique<StepRecorder>(writer_.get());
-    // Discovery already ran once before the trace existed: record it, then every later call live.
-    for (const auto& call : DiscoveryCalls()) LOCKSTEP_RETURN_IF_ERROR(writer_->WriteDiscovery(call));
-    // The observer cannot return an error: the first failed write is kept and ends the run at the
-    // next step record, so a discovery that the trace missed never passes as "called once".
+    // Discovery already ran before the trace existed (the topology): the observer is handed those
+    // calls first, then every later one as it happens. It cannot return an error: the first
+    // failed write is kept and ends the run at the next step record, so a discovery call that the
+    // trace missed never passes unseen.
     SetDiscoveryObserver([this](const DiscoveryRecord& r) {
       Status written = writer_->WriteDiscovery(r);
-      if (!written.ok() && discovery_write_.ok()) discovery_write_ = written.WithContext("discovery record");
+      if (!written.ok() && discovery_error_.ok()) discovery_error_ = written.WithContext("discovery record");
     });
     return Status::Ok();
   }
 
+  // double_discovery: discovery runs again through the real routines, in `phase` of `step`:
+  // lockstep's topology discovery (with its CUDA device count), and on the mpi backend a new MPI
+  // communicator. Each is recorded by its own recorder (the topology routine, the PMPI wrappers).
+  void Rediscover(const std::string& phase, int64_t step) {
+    ScopedDiscoveryPhase in_phase(phase);
+    (void)DiscoverTopology(1, phase, step);  // recorded; the result is not used
+    if (scenario_.backend != Backend::kMpi) return;
+    Result<std::shared_ptr<MpiSession>> mpi = MpiSession::Acquire();
+    Status split = mpi.ok() ? mpi.value()->SplitSelf() : mpi.status();
+    if (!split.ok() && discovery_error_.ok()) discovery_error_ = split.WithContext("double_discovery");
+  }
+
   Status Record(int64_t step, const StepStats* stats) {
-    LOCKSTEP_RETURN_IF_ERROR(discovery_write_);
+    LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
     LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
     steps_completed_ = step;
@@ -254,7 +270,7 @@ class Rank {
   int64_t steps_completed_ = 0;
   bool stopped_early_ = false;
   std::string stop_reason_;
-  Status discovery_write_;  // the first failed write of a discovery record (see OpenTrace)
+  Status discovery_error_;  // the first failed write of a discovery record (see OpenTrace) or rediscovery
 };
 
 }  // namespace

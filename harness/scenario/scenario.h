@@ -131,7 +131,10 @@ struct Scenario {
   bool checks_defaulted = true;      // `checks:` was absent
   std::vector<Injection> inject;
   std::vector<ExpectedFinding> expect_fail;
-  int expected_discovery_calls = 1;
+  // `expect.discovery`: discovery calls (harness/discovery/discovery_calls.h) this scenario may
+  // make at any time, and how many times per process in all. A call not named here may run only
+  // at start-up, and a once-per-process call only once (docs/CHECKERS.md#discovery_count).
+  std::map<std::string, int> discovery_allowed;
   Tolerances tolerances;
   SourceLocation location;      // the file, line 1
 };

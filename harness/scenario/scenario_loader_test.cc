@@ -97,7 +97,7 @@ TEST_F(ScenarioLoaderTest, MinimalFileTakesEveryDefault) {
   EXPECT_EQ(s.model.kind, ModelKind::kMlp);
   EXPECT_EQ(s.model.hidden, d.model.hidden);
   EXPECT_EQ(s.optimizer.lr, d.optimizer.lr);
-  EXPECT_EQ(s.expected_discovery_calls, 1);
+  EXPECT_TRUE(s.discovery_allowed.empty());
   EXPECT_TRUE(s.checks_defaulted);
   std::vector<std::string> expected = kAlwaysChecks;
   expected.push_back("reference");
@@ -188,7 +188,7 @@ tolerances: {reference_rtol: 1e-4, reference_atol: 0, golden_rtol: 1e-6}
   EXPECT_EQ(s.expect_fail[0].step, 3);
   EXPECT_THAT(s.expect_fail[0].ranks, ElementsAre(1));
   EXPECT_EQ(s.expect_fail[0].tensor, "blocks.0.mlp.weight");
-  EXPECT_EQ(s.expected_discovery_calls, 2);
+  EXPECT_EQ(s.discovery_allowed, (std::map<std::string, int>{{"lockstep.topology", 2}}));
   EXPECT_DOUBLE_EQ(s.tolerances.reference_rtol, 1e-4);
   EXPECT_DOUBLE_EQ(s.tolerances.reference_atol, 0);
   EXPECT_DOUBLE_EQ(s.tolerances.golden_rtol, 1e-6);
@@ -232,6 +232,10 @@ TEST_F(ScenarioLoaderTest, NameDefaultsToThePathUnderScenarios) {
 
 TEST_F(ScenarioLoaderTest, UnknownKeysSuggestTheClosest) {
   EXPECT_THAT(Errors("ranks: 2\nmodle: {}\n"), ElementsAre("2:1: modle: unknown key; did you mean \"model\"?"));
+  EXPECT_THAT(Errors("expect:\n  discovery: {torch.new_grup: 1}\n"),
+              ElementsAre(HasSubstr("2:15: expect.discovery.\"torch.new_grup\": unknown discovery call \"torch.new_grup\"; expected one of: lockstep.topology, mpi.init,")));
+  EXPECT_THAT(Errors("expect:\n  discovery: {torch.new_group: 0}\n"), ElementsAre("2:32: expect.discovery.\"torch.new_group\": must be >= 1, got 0"));
+  EXPECT_THAT(Errors("expect:\n  discovery: [torch.new_group]\n"), ElementsAre(HasSubstr("expect.discovery")));
   EXPECT_THAT(Errors("model:\n  hiden: 32\n"), ElementsAre("2:3: model.hiden: unknown key; did you mean \"hidden\"?"));
   EXPECT_THAT(Errors("data: {zzz: 1}\n"), ElementsAre("1:8: data.zzz: unknown key; expected one of: batch_per_rank"));
   // Odd keys are quoted so that the diagnostic stays one readable line.

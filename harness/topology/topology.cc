@@ -1,11 +1,12 @@
 #include "harness/topology/topology.h"
 
+#include "harness/discovery/discovery_log.h"
+
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -160,32 +161,6 @@ int CudaDeviceCount() {
 #endif
 }
 
-struct DiscoveryLog {
-  std::mutex mu;
-  std::vector<DiscoveryRecord> calls;
-  std::function<void(const DiscoveryRecord&)> observer;
-};
-
-DiscoveryLog& Log() {
-  static DiscoveryLog* log = new DiscoveryLog();  // never destroyed: safe to use during exit
-  return *log;
-}
-
-void CountCall(const std::string& phase, int64_t step) {
-  DiscoveryRecord record;
-  std::function<void(const DiscoveryRecord&)> observer;
-  {
-    DiscoveryLog& log = Log();
-    std::lock_guard<std::mutex> lock(log.mu);
-    record.call = static_cast<int>(log.calls.size()) + 1;
-    record.phase = phase;
-    record.step = step;
-    log.calls.push_back(record);
-    observer = log.observer;
-  }
-  if (observer) observer(record);
-}
-
 }  // namespace
 
 Result<std::string> Topology::DeviceFor(Device device) const {
@@ -199,7 +174,7 @@ Result<std::string> Topology::DeviceFor(Device device) const {
 }
 
 Result<Topology> DiscoverTopology(int slices, const std::string& phase, int64_t step) {
-  CountCall(phase, step);
+  RecordDiscoveryAt(kTopologyDiscovery, phase, step);
   LOCKSTEP_ASSIGN_OR_RETURN(Identity id, ReadIdentity());
   if (slices < 1) return InvalidArgumentError("slices must be >= 1, got " + std::to_string(slices));
   if (id.world_size % slices != 0) {
@@ -222,31 +197,6 @@ Result<Topology> DiscoverTopology(int slices, const std::string& phase, int64_t 
   topo.cuda_device_count = CudaDeviceCount();
   topo.cuda_device = topo.cuda_device_count > 0 ? topo.local_rank % topo.cuda_device_count : -1;
   return topo;
-}
-
-int DiscoveryCount() {
-  DiscoveryLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  return static_cast<int>(log.calls.size());
-}
-
-std::vector<DiscoveryRecord> DiscoveryCalls() {
-  DiscoveryLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  return log.calls;
-}
-
-void SetDiscoveryObserver(std::function<void(const DiscoveryRecord&)> observer) {
-  DiscoveryLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  log.observer = std::move(observer);
-}
-
-void ResetDiscoveryForTest() {
-  DiscoveryLog& log = Log();
-  std::lock_guard<std::mutex> lock(log.mu);
-  log.calls.clear();
-  log.observer = nullptr;
 }
 
 }  // namespace lockstep

@@ -2,15 +2,16 @@
 // use. Discovery reads the launcher's environment (torchrun, Open MPI, PMIx, Slurm) and must run
 // exactly once per process: a second discovery in the middle of training is the PyTorch/XLA
 // multi-slice bug (pytorch/xla#8812) that the discovery_count checker catches, so every call is
-// counted and recorded with where it came from.
+// recorded, as `lockstep.topology`, in the process's discovery log (harness/discovery), with
+// where it came from.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/discovery/discovery_log.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trace/trace_record.h"
 
@@ -50,14 +51,5 @@ struct Topology {
 // Malformed or inconsistent variables, or a world that `slices` does not divide, are
 // InvalidArgument. Every call counts, failed ones included.
 Result<Topology> DiscoverTopology(int slices, const std::string& phase, int64_t step);
-
-// How many times DiscoverTopology ran in this process, and each call (call numbers from 1).
-int DiscoveryCount();
-std::vector<DiscoveryRecord> DiscoveryCalls();
-// Called synchronously, on the calling thread, after each discovery is counted (the trace writer
-// records it as it happens). An empty function removes the observer.
-void SetDiscoveryObserver(std::function<void(const DiscoveryRecord&)> observer);
-// Forgets the calls and the observer.
-void ResetDiscoveryForTest();
 
 }  // namespace lockstep

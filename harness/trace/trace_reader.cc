@@ -211,6 +211,9 @@ Result<RankTrace> ParseTrace(std::string_view data, const std::string& file) {
         d.call = Get<int>(j, "call", 0);
         d.phase = Get<std::string>(j, "phase", "");
         d.step = Get<int64_t>(j, "step", 0);
+        d.name = Get<std::string>(j, "name", kTopologyDiscovery);
+        d.where = Get<std::string>(j, "where", "");
+        d.comm = Get<std::string>(j, "comm", "");
         trace.discoveries.push_back(std::move(d));
       } else if (type == "heartbeat") {
         trace.last_heartbeat_s = GetDouble(j, "wall_s", trace.last_heartbeat_s);

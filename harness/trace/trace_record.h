@@ -64,11 +64,21 @@ struct CollectiveRecord {
   std::optional<double> end_s;  // absent while in flight (or forever, if it hung)
 };
 
+// One call that discovers devices, ranks or peers, or builds a communicator (docs/CHECKERS.md
+// #discovery_count lists which). `phase` is "startup" until the process's first optimizer step
+// is done; any other phase is a call in the middle of training.
 struct DiscoveryRecord {
   int call = 0;          // 1 for the first call in this process
-  std::string phase;     // "startup", "attention_forward", ...
-  int64_t step = 0;
+  std::string phase;     // "startup", "step", "attention_forward", ...
+  int64_t step = 0;      // the optimizer step the process was in (0: before the first)
+  std::string name;      // what was called: "lockstep.topology", "mpi.comm_split", "torch.new_group", ...
+  std::string where;     // a short stack ("model.py:41 in forward < train.py:80 in main"), or ""
+  std::string comm;      // the communicator it built or initialized, where it names one, or ""
 };
+
+// What a discovery record without a name (lockstep.trace/1.0 before names) recorded: lockstep-rank's
+// own topology discovery, the only call such traces held.
+inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
   std::string schema;    // "lockstep.trace/1.0"

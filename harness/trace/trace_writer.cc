@@ -216,8 +216,11 @@ Status TraceWriter::WriteDiscovery(const DiscoveryRecord& d) {
   j.Begin();
   j.Field("type", "discovery");
   j.Field("call", d.call);
+  j.Field("name", d.name.empty() ? std::string(kTopologyDiscovery) : d.name);
   j.Field("phase", d.phase);
   j.Field("step", d.step);
+  if (!d.where.empty()) j.Field("where", d.where);
+  if (!d.comm.empty()) j.Field("comm", d.comm);
   j.End();
   j.NewLine();
   return Flush();

@@ -86,7 +86,7 @@ TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
     auto w = TraceWriter::Open(path, Header(1));
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     TraceWriter& tw = **w;
-    ASSERT_TRUE(tw.WriteDiscovery({1, "startup", 0}).ok());
+    ASSERT_TRUE(tw.WriteDiscovery({1, "startup", 0}).ok());  // unnamed: lockstep's topology
     ASSERT_TRUE(tw.WriteStep(Step(0, 6)).ok());
     CollectiveRecord c;
     c.group = "world";
@@ -106,11 +106,12 @@ TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
     ASSERT_TRUE(tw.WriteCollectiveBegin(c).ok());  // never ends: a hang
     ASSERT_TRUE(tw.WriteStep(Step(1, 6)).ok());
     ASSERT_TRUE(tw.WriteHeartbeat(1, 0.75).ok());
+    ASSERT_TRUE(tw.WriteDiscovery({2, "attention_forward", 1, "mpi.comm_split", "model.py:3 in f", "mpi:3/1"}).ok());
     ASSERT_TRUE(tw.WriteLog("loss \"1.5\"\tdone\n\xff\xfe").ok());
     ASSERT_TRUE(tw.WriteFooter({1, "ok"}).ok());
   }
   auto lines = Lines(path);
-  ASSERT_EQ(lines.size(), 10u);
+  ASSERT_EQ(lines.size(), 11u);
   for (const auto& l : lines) EXPECT_NO_THROW(nlohmann::json::parse(l)) << l;
 
   auto t = ReadTrace(path);
@@ -146,8 +147,16 @@ TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
   EXPECT_EQ(*t->collectives[0].end_s, 0.5);
   EXPECT_EQ(t->collectives[1].root, 0);
   EXPECT_FALSE(t->collectives[1].end_s.has_value());
-  ASSERT_EQ(t->discoveries.size(), 1u);
+  ASSERT_EQ(t->discoveries.size(), 2u);
   EXPECT_EQ(t->discoveries[0].phase, "startup");
+  EXPECT_EQ(t->discoveries[0].name, "lockstep.topology");
+  EXPECT_EQ(t->discoveries[0].where, "");
+  EXPECT_EQ(t->discoveries[1].call, 2);
+  EXPECT_EQ(t->discoveries[1].name, "mpi.comm_split");
+  EXPECT_EQ(t->discoveries[1].phase, "attention_forward");
+  EXPECT_EQ(t->discoveries[1].step, 1);
+  EXPECT_EQ(t->discoveries[1].where, "model.py:3 in f");
+  EXPECT_EQ(t->discoveries[1].comm, "mpi:3/1");
   EXPECT_EQ(t->last_heartbeat_s, 0.75);
   ASSERT_EQ(t->log_tail.size(), 1u);
   EXPECT_EQ(t->log_tail[0], "loss \"1.5\"\tdone\n\xef\xbf\xbd\xef\xbf\xbd");  // invalid UTF-8 -> U+FFFD

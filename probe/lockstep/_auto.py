@@ -1,8 +1,10 @@
 """Automatic attachment (LOCKSTEP_PROBE=1, through sitecustomize): patches torch right after the
 program imports it, so the program needs no change.
 
-  init_process_group  -> opens rank-<RANK>.trace and wraps the world group (_groups.py)
-  new_group           -> wraps the new group
+  init_process_group  -> opens rank-<RANK>.trace and wraps the world group (_groups.py); a
+                         discovery record (torch.init_process_group)
+  new_group           -> wraps the new group; a discovery record (torch.new_group)
+  new_subgroups(_by_enumeration) -> one discovery record (torch.new_subgroups) for all its groups
   destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
   optimizer steps     -> torch >= 2.0: the global step pre/post hooks of torch.optim; torch 1.13 has
@@ -34,6 +36,7 @@ def _patch_init_process_group(torch):
             probe.open_trace(torch)
         except probe.ProbeError as e:
             probe._say(str(e))
+        probe.record_discovery("torch.init_process_group")
         return result
 
     c10d.init_process_group = init_process_group
@@ -44,6 +47,8 @@ def _patch_init_process_group(torch):
     @functools.wraps(original_new_group)
     def new_group(*args, **kwargs):
         pg = original_new_group(*args, **kwargs)
+        if not getattr(_tls, "in_subgroups", False):  # new_subgroups records itself, once
+            probe.record_discovery("torch.new_group")
         st = probe._STATE
         if st.session is None or st.failed is not None:
             return pg
@@ -58,6 +63,33 @@ def _patch_init_process_group(torch):
 
     c10d.new_group = new_group
     dist.new_group = new_group
+
+    # new_subgroups(_by_enumeration) make their groups through new_group: one call, one record.
+    for fname in ("new_subgroups", "new_subgroups_by_enumeration"):
+        original_sub = getattr(c10d, fname, None)
+        if original_sub is None:
+            continue
+
+        def make(original_sub):
+            @functools.wraps(original_sub)
+            def subgroups(*args, **kwargs):
+                outer = not getattr(_tls, "in_subgroups", False)
+                _tls.in_subgroups = True
+                try:
+                    result = original_sub(*args, **kwargs)
+                finally:
+                    if outer:
+                        _tls.in_subgroups = False
+                if outer:
+                    probe.record_discovery("torch.new_subgroups")
+                return result
+
+            return subgroups
+
+        wrapped = make(original_sub)
+        setattr(c10d, fname, wrapped)
+        if hasattr(dist, fname):
+            setattr(dist, fname, wrapped)
 
     original_destroy = c10d.destroy_process_group
 

@@ -184,7 +184,7 @@ def _at_exit():
         with st.lock:
             if st.stepped:
                 _write_record(None)
-            err = st.session.collective_error()
+            err = st.session.record_error()
             if err:
                 _fail(err)
                 return
@@ -448,6 +448,42 @@ def note_backward(tensor):
     if tensor.numel() == 1:
         value = float(tensor.detach())
         st.loss = value if st.loss is None else st.loss + value
+
+
+# ----------------------------------------------------------------------------- discovery
+
+_LIBRARY_DIRS = None
+
+
+def _program_stack(limit=3):
+    """The innermost `limit` frames of the program itself (not the probe's, torch's or the
+    standard library's functools), innermost first: "model.py:41 in forward < train.py:80 in main"."""
+    global _LIBRARY_DIRS
+    if _LIBRARY_DIRS is None:
+        dirs = [os.path.dirname(os.path.abspath(__file__))]
+        torch = sys.modules.get("torch")
+        if torch is not None and getattr(torch, "__file__", None):
+            dirs.append(os.path.dirname(os.path.abspath(torch.__file__)))
+        _LIBRARY_DIRS = tuple(d + os.sep for d in dirs)
+    frames = []
+    f = sys._getframe(1)
+    while f is not None and len(frames) < limit:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_LIBRARY_DIRS) and not path.endswith(os.sep + "functools.py"):
+            frames.append("%s:%d in %s" % (os.path.basename(path), f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return " < ".join(frames)
+
+
+@_guard
+def record_discovery(name):
+    """A discovery call of the program (`torch.init_process_group`, `torch.new_group`, ...):
+    recorded in the trace with the step the program is in, phase "startup" until its first
+    optimizer step is done (the probe cannot tell where a program's set-up ends before that),
+    "step" after it, and where in the program it came from."""
+    st = _STATE
+    startup = st.steps == 0 and not st.stepped
+    _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _program_stack())
 
 
 # ----------------------------------------------------------------------------- explicit API

@@ -61,7 +61,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
                                            "clean_manual_allreduce",         "forgot_divide",
                                            "inplace_weight_edit",            "rank0_metric_allreduce",
-                                           "rank_killed"};
+                                           "rank_killed",                    "regroup_in_attention"};
   EXPECT_EQ(names, tested);
 }
 
@@ -72,6 +72,7 @@ TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
+TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_attention"); }
 
 }  // namespace
 }  // namespace lockstep::probe

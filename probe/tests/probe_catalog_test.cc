@@ -29,9 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // The checkers that judge any program (those needing a scenario's reference run, golden file or
-// repeat, or lockstep-rank's discovery records, do not apply to a foreign program).
-const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads", "optimizer_state", "buffers",
-                                                   "collective_order", "finite", "hang", "crash"};
+// repeat do not apply to a foreign program).
+const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads",     "optimizer_state",
+                                                   "buffers",         "collective_order", "discovery_count",
+                                                   "finite",          "hang",             "crash"};
 
 struct RunOutcome {
   LaunchReport launch;

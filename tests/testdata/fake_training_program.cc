@@ -43,7 +43,7 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"fake training program for the lockstep exec tests"};
   int steps = 3, step_ms = 20, diverge_rank = -1, diverge_step = 0, extra_rank = -1, extra_step = 0;
-  int crash_rank = -1, crash_step = 0, hang_rank = -1, hang_step = 0, exit_code = 0;
+  int crash_rank = -1, crash_step = 0, hang_rank = -1, hang_step = 0, exit_code = 0, regroup_step = 0;
   bool no_init = false, no_step = false;
   app.add_option("--steps", steps, "optimizer steps");
   app.add_option("--step-ms", step_ms, "time one step takes");
@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   app.add_option("--crash-step", crash_step);
   app.add_option("--hang-rank", hang_rank, "this rank blocks forever inside --hang-step's collective");
   app.add_option("--hang-step", hang_step);
+  app.add_option("--regroup-step", regroup_step,
+                 "every rank records a torch.new_group discovery call in this step (as the probe would)");
   app.add_flag("--no-init", no_init, "exit 0 before initializing (no trace at all)");
   app.add_flag("--no-step", no_step, "initialize, never step an optimizer, exit cleanly");
   app.add_option("--exit-code", exit_code, "exit with this code after a clean run");
@@ -92,6 +94,10 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   auto now = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
 
+  // As the probe records torch.distributed.init_process_group.
+  if (auto s = trace.WriteDiscovery({1, "startup", 0, "torch.init_process_group", "train.py:9 in main", ""}); !s.ok()) {
+    return Fail(s.ToString());
+  }
   uint64_t seq = 0;
   auto all_reduce = [&](int64_t step, bool hang, int64_t count) -> lockstep::Status {
     lockstep::CollectiveRecord c;
@@ -114,6 +120,11 @@ int main(int argc, char** argv) {
     if (rank == extra_rank && step == extra_step) {
       // A metric logged on one rank only: a one-element all_reduce the others never issue.
       if (auto s = all_reduce(step, false, 1); !s.ok()) return Fail(s.ToString());
+    }
+    if (step == regroup_step) {
+      if (auto s = trace.WriteDiscovery({2, "step", step, "torch.new_group", "model.py:41 in forward", ""}); !s.ok()) {
+        return Fail(s.ToString());
+      }
     }
     if (auto s = all_reduce(step, rank == hang_rank && step == hang_step, 16); !s.ok()) return Fail(s.ToString());
     lockstep::StepRecord record;

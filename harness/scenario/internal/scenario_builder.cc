@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <utility>
 
+#include "harness/discovery/discovery_calls.h"
 #include "harness/scenario/internal/edit_distance.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/scenario_limits.h"
+#include "harness/trace/trace_record.h"
 
 namespace lockstep::internal {
 namespace {
@@ -364,9 +366,23 @@ const Self::Keys<Scenario>& ScenarioBuilder::ExpectKeys() {
   static const Keys<Scenario> kKeys = {
       {"fail", [](Self& b, Scenario&, const YamlField& f, YamlReader& r) { b.ApplyExpectFail(f, r); },
        [](const std::string& p, std::vector<std::string>& out) { AddPaths(ExpectFailKeys(), p + "[].", out); }},
+      {"discovery",
+       [](Self&, Scenario& s, const YamlField& f, YamlReader& r) {
+         if (!r.ExpectMapping(f)) return;
+         r.ForEachEntry(f, {}, /*pass_unknown=*/true, [&](const YamlField& call) {
+           if (FindDiscoveryCall(call.name) == nullptr) {
+             r.Error(r.Locate(call.key.Mark()), call.path + ": " + UnknownDiscoveryCallMessage(call.name));
+           } else if (std::optional<int64_t> times = r.ReadInt(call, IntRange{1, kMaxCount})) {
+             s.discovery_allowed[call.name] = static_cast<int>(*times);
+           }
+         });
+       }},
+      // Before calls had names: how many times lockstep-rank's topology discovery may run.
       {"discovery_calls",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.expected_discovery_calls, r.ReadInt(f, IntRange{1, kMaxCount}));
+       [](Self&, Scenario& s, const YamlField& f, YamlReader& r) {
+         if (std::optional<int64_t> n = r.ReadInt(f, IntRange{1, kMaxCount})) {
+           s.discovery_allowed[kTopologyDiscovery] = static_cast<int>(*n);
+         }
        }},
   };
   return kKeys;

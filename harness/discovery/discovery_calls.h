@@ -1,0 +1,26 @@
+// The calls that count as discovery, in one table: what each is, who records it, and whether a
+// process may make it only once. The scenario loader validates `expect.discovery` names against
+// it, the discovery_count checker reads the once-per-process rule from it, and
+// docs/CHECKERS.md#discovery_count shows it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep {
+
+struct DiscoveryCall {
+  std::string_view name;         // "mpi.comm_split"
+  std::string_view what;         // what the program called
+  std::string_view recorder;     // who sees it: "lockstep-rank", "PMPI", "probe", "NCCL profiler", "CUPTI"
+  bool once_per_process = false; // a second call, even at start-up, is a finding
+};
+
+const std::vector<DiscoveryCall>& DiscoveryCallTable();
+// The entry of `name`, or null when it is not a discovery call.
+const DiscoveryCall* FindDiscoveryCall(std::string_view name);
+// `unknown discovery call "x"; expected one of: lockstep.topology, mpi.init, ...`
+std::string UnknownDiscoveryCallMessage(std::string_view name);
+
+}  // namespace lockstep
