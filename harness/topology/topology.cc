@@ -1,7 +1,5 @@
 #include "harness/topology/topology.h"
 
-#include "harness/discovery/discovery_log.h"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +7,8 @@
 #include <cstdlib>
 #include <optional>
 #include <utility>
+
+#include "harness/discovery/discovery_log.h"
 
 #if LOCKSTEP_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -11,9 +11,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
-#include "harness/discovery/discovery_log.h"
 #include "harness/scenario/scenario.h"
-#include "harness/trace/trace_record.h"
 
 namespace lockstep {
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/discovery/discovery_log.h"
+
 namespace lockstep {
 namespace {
 
