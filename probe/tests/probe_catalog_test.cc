@@ -1,5 +1,6 @@
 // Runs the probe's own cases of probe/tests/programs/ (comm hooks, static_graph, several
-// optimizers, the explicit API, a user's sitecustomize, subgroups) as N ranks of Debian's
+// optimizers, the explicit API, a user's sitecustomize, subgroups, ZeroRedundancyOptimizer,
+// discovery calls, CUDA tensors where there is a GPU) as N ranks of Debian's
 // python3-torch on gloo, with the probe attached the way `lockstep exec` attaches it
 // (PYTHONPATH=<build>/python, LOCKSTEP_PROBE=1, the trace directory and run name in the
 // environment), started and watched by lockstep's own local launcher. Then lockstep's checkers
@@ -10,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <filesystem>
@@ -130,7 +132,9 @@ void ExpectRecordedSteps(const CatalogExpectation& e, const RunOutcome& o) {
   }
 }
 
-void RunCatalogEntry(const fs::path& sidecar, const std::vector<std::string>& extra_path = {}, bool auto_attach = true) {
+// `inspect`, when given, looks further at each repeat's outcome (the traces' own records).
+void RunCatalogEntry(const fs::path& sidecar, const std::vector<std::string>& extra_path = {}, bool auto_attach = true,
+                     const std::function<void(const RunOutcome&)>& inspect = nullptr) {
   Result<CatalogExpectation> e = ReadCatalogExpectation(sidecar);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   const fs::path out = fs::path(LOCKSTEP_BINARY_DIR) / "probe_catalog_test" / e.value().program.stem();
@@ -147,6 +151,7 @@ void RunCatalogEntry(const fs::path& sidecar, const std::vector<std::string>& ex
     for (const std::string& p : problems) text += "  " + p + "\n";
     EXPECT_TRUE(problems.empty()) << text << "launch: " << ToString(o.launch.ending) << " " << o.launch.message << "\n"
                                   << Logs(out, e.value().ranks);
+    if (inspect) inspect(o);
     if (::testing::Test::HasFailure()) break;
   }
 }
@@ -168,6 +173,25 @@ TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
 }
 TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
+}
+
+// torch.distributed's discovery calls, each once, with its phase, step and the program's line.
+TEST(ProbeCases, DiscoveryCallsAreRecordedOnceWithPhaseStepAndStack) {
+  RunCatalogEntry(kPrograms / "discovery_calls.expect.json", {}, true, [](const RunOutcome& o) {
+    for (size_t r = 0; r < o.traces.size(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const std::vector<DiscoveryRecord>& d = o.traces[r].discoveries;
+      ASSERT_EQ(d.size(), 5u);  // init_process_group, a group per rank (3), the late group
+      EXPECT_EQ(d[0].name, "torch.init_process_group");
+      for (size_t i = 1; i < 5; ++i) EXPECT_EQ(d[i].name, "torch.new_group") << i;
+      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(d[i].phase, "startup") << i;
+      EXPECT_EQ(d[4].phase, "step");
+      EXPECT_EQ(d[4].step, 2);
+      EXPECT_EQ(d[4].call, 5);
+      EXPECT_NE(d[4].where.find("discovery_calls.py:"), std::string::npos) << d[4].where;
+      EXPECT_NE(d[4].where.find(" in main"), std::string::npos) << d[4].where;
+    }
+  });
 }
 
 // CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).

@@ -1,7 +1,7 @@
 """CUDA tensors (needs a GPU): DDP over gloo with the model on the GPU, the ranks sharing it when
 there are fewer GPUs than ranks. The probe digests the parameters, gradients and AdamW state where
 they live, with the project's CUDA kernel. Rank 2 nudges a weight after step 2; the probe catches
-it at step 2 as it does on the CPU."""
+it at step 2 as it does on the CPU. The subgroups made at start-up are no finding."""
 import os
 
 import torch
@@ -15,6 +15,9 @@ def main():
     rank = dist.get_rank()
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
     torch.cuda.set_device(device)
+    # A group per rank at start-up, through new_subgroups (torch 1.13 allows it only with CUDA):
+    # one discovery record, allowed at start-up, no finding.
+    dist.new_subgroups(group_size=1)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
     ddp = DDP(model, device_ids=[device.index])
