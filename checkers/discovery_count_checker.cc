@@ -58,7 +58,10 @@ std::vector<Finding> DiscoveryCountChecker::Check(const CheckContext& context) c
     for (const auto& [d, why] : bad) {
       calls.push_back(Describe(*d) + ", call " + std::to_string(d->call) + " of the process, " + why);
       f.step = f.step ? std::min(*f.step, d->step) : d->step;
-      if (std::find(names.begin(), names.end(), d->name) == names.end()) names.push_back(d->name);
+      if (std::find(names.begin(), names.end(), d->name) == names.end()) {
+        names.push_back(d->name);
+        if (const DiscoveryCall* known = FindDiscoveryCall(d->name)) f.details["call " + d->name] = std::string(known->what);
+      }
     }
     parts.push_back("rank " + std::to_string(rank) + ": " + internal::JoinCapped(calls, 5));
     f.details["rank" + std::to_string(rank) + "_calls"] = internal::JoinCapped(calls, 100);

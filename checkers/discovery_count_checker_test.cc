@@ -43,6 +43,7 @@ TEST(DiscoveryCountCheckerTest, NamesEveryCallAfterStartupWithItsStepPhaseAndOri
             "discovery ran again: rank 1: lockstep.topology at step 3 in attention_forward, call 6 of the process, "
             "after start-up, mpi.comm_split at step 3 in attention_forward, call 7 of the process, after start-up");
   EXPECT_EQ(f[0].details.at("calls"), "lockstep.topology, mpi.comm_split");
+  EXPECT_EQ(f[0].details.at("call mpi.comm_split"), "MPI_Comm_split: a new communicator");
   EXPECT_EQ(f[0].details.at("rank1_count"), "7");
 }
 

@@ -1,5 +1,5 @@
-// The calls that count as discovery, in one table: what each is, who records it, and whether a
-// process may make it only once. The scenario loader validates `expect.discovery` names against
+// The calls that count as discovery, in one table: what each is, and whether a process may make
+// it only once (docs/CHECKERS.md#discovery_count says who records each). The scenario loader validates `expect.discovery` names against
 // it, the discovery_count checker reads the once-per-process rule from it, and
 // docs/CHECKERS.md#discovery_count shows it.
 #pragma once
@@ -12,8 +12,7 @@ namespace lockstep {
 
 struct DiscoveryCall {
   std::string_view name;         // "mpi.comm_split"
-  std::string_view what;         // what the program called
-  std::string_view recorder;     // who sees it: "lockstep-rank", "PMPI", "probe", "NCCL profiler", "CUPTI"
+  std::string_view what;         // what the program called (a finding's details say it)
   bool once_per_process = false; // a second call, even at start-up, is a finding
 };
 
