@@ -65,8 +65,9 @@ struct CollectiveRecord {
 };
 
 // One call that discovers devices, ranks or peers, or builds a communicator (docs/CHECKERS.md
-// #discovery_count lists which). `phase` is "startup" until the process's first optimizer step
-// is done; any other phase is a call in the middle of training.
+// #discovery_count lists which). `phase` is "startup" until training is under way (lockstep-rank:
+// until its first step begins; a probed program: until its first optimizer step is done); any
+// other phase is a call in the middle of training.
 struct DiscoveryRecord {
   int call = 0;          // 1 for the first call in this process
   std::string phase;     // "startup", "step", "attention_forward", ...

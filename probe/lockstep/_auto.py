@@ -73,15 +73,14 @@ def _patch_init_process_group(torch):
         def make(original_sub):
             @functools.wraps(original_sub)
             def subgroups(*args, **kwargs):
-                outer = not getattr(_tls, "in_subgroups", False)
+                if getattr(_tls, "in_subgroups", False):  # one subgroups call inside another
+                    return original_sub(*args, **kwargs)
                 _tls.in_subgroups = True
                 try:
                     result = original_sub(*args, **kwargs)
                 finally:
-                    if outer:
-                        _tls.in_subgroups = False
-                if outer:
-                    probe.record_discovery("torch.new_subgroups")
+                    _tls.in_subgroups = False
+                probe.record_discovery("torch.new_subgroups")
                 return result
 
             return subgroups
