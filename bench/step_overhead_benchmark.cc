@@ -13,8 +13,10 @@
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   mpirun -np 2 lockstep-bench --benchmark_filter=MpiStepOverhead  (2 ranks, mpi communicator)
 //   mpirun -np 4 --oversubscribe lockstep-bench --benchmark_filter=MpiStepOverhead  (4 ranks; on
-//   fewer cores the step times are shared, compare_us still shows what grows with ranks)
-// compare_us: the in-band comparison alone (fail-fast mode, slowest rank), gather_bytes_per_rank.
+//   fewer cores than ranks they share them)
+// compare_us: the in-band call inside the fail-fast step (CompareStepInBand, slowest rank): it
+// includes waiting at the gather for the slowest rank's capture and write, so it follows the
+// ranks' skew; bench/in_band_compare_benchmark.cc times the comparison alone.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 #include <unistd.h>
