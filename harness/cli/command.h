@@ -61,5 +61,6 @@ Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddReproCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddExecCommand(CLI::App& app, const CommandEnvironment& env);
+Command AddTraceCommand(CLI::App& app, const CommandEnvironment& env);
 
 }  // namespace lockstep

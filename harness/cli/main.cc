@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         AddReportCommand(app, env),
         AddDiffCommand(app, env),
         AddReproCommand(app, env),
+        AddTraceCommand(app, env),
     };
     // Set after the subcommands so that they do not inherit it.
     app.footer(

@@ -8,96 +8,19 @@
 #include <cerrno>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <utility>
-
-#include <nlohmann/json.hpp>
+#include <variant>
 
 #include "harness/launcher/launch_command.h"
 
 namespace lockstep {
-namespace {
-
-using json = nlohmann::json;
-
-// The top-level fields the launcher reads; everything else (tensor lists, versions) is dropped
-// while parsing, so a step record of a few hundred tensors costs no tree.
-bool IsWantedKey(const std::string& key) {
-  static const std::set<std::string> kWanted = {"type", "record", "step", "group", "seq", "op",
-                                                "end_s", "pid", "host", "status"};
-  return kWanted.count(key) > 0;
-}
-
-std::optional<int64_t> GetInt(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
-  return it->get<int64_t>();
-}
-
-std::string GetString(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// Maps the record type to what the launcher cares about. Several spellings are accepted so that
-// the watchdog keeps working if the trace writer names its records a little differently.
-TraceEvent::Kind KindOf(const std::string& type, bool has_end) {
-  if (type == "header") return TraceEvent::Kind::kHeader;
-  if (type == "step") return TraceEvent::Kind::kStep;
-  if (type == "footer") return TraceEvent::Kind::kFooter;
-  if (type == "heartbeat") return TraceEvent::Kind::kHeartbeat;
-  if (type == "collective_end" || type == "coll_end" || type == "collective_complete" ||
-      type == "collective_completed" || type == "collective_done") {
-    return TraceEvent::Kind::kCollectiveEnd;
-  }
-  if (type == "collective_begin" || type == "collective_start" || type == "coll_begin" || type == "collective") {
-    return has_end ? TraceEvent::Kind::kCollectiveEnd : TraceEvent::Kind::kCollectiveBegin;
-  }
-  return TraceEvent::Kind::kOther;
-}
-
-}  // namespace
 
 bool IsErrorFooterStatus(const std::string& status) {
   return status != "ok" && status.rfind("stopped after step ", 0) != 0 && status.rfind("fail-fast: ", 0) != 0;
 }
 
 bool IsCommunicationFailure(const std::string& status) { return status.rfind("communication: ", 0) == 0; }
-
-std::optional<TraceEvent> ParseTraceLine(const std::string& line) {
-  const json::parser_callback_t keep_scalars = [](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) return IsWantedKey(parsed.get<std::string>());
-    return true;
-  };
-  json j = json::parse(line, keep_scalars, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-
-  std::string type = GetString(j, "type");
-  if (type.empty()) type = GetString(j, "record");
-  const bool has_end = j.contains("end_s") && j["end_s"].is_number();
-
-  TraceEvent e;
-  e.kind = KindOf(type, has_end);
-  e.step = GetInt(j, "step");
-  e.pid = GetInt(j, "pid");
-  e.host = GetString(j, "host");
-  e.status = GetString(j, "status");
-  if (e.kind == TraceEvent::Kind::kCollectiveBegin || e.kind == TraceEvent::Kind::kCollectiveEnd) {
-    const auto seq = GetInt(j, "seq");
-    if (!seq || *seq < 0) {
-      e.kind = TraceEvent::Kind::kOther;  // a collective without a seq cannot be placed
-    } else {
-      CollectivePosition c;
-      c.group = GetString(j, "group");
-      if (c.group.empty()) c.group = "world";
-      c.seq = static_cast<uint64_t>(*seq);
-      c.op = GetString(j, "op");
-      c.step = e.step.value_or(0);
-      e.collective = c;
-    }
-  }
-  return e;
-}
 
 TraceWatcher::TraceWatcher(std::filesystem::path trace_dir, int ranks, ProgressCallback on_step)
     : trace_dir_(std::move(trace_dir)), on_step_(std::move(on_step)) {
@@ -121,7 +44,8 @@ bool TraceWatcher::ReadNew(int r, RankFile& f) {
   if (size < f.offset) {
     // The file was replaced or truncated: start over on the new one.
     f.offset = 0;
-    f.partial.clear();
+    f.parser.reset();
+    f.lines.Clear();
     f.progress = RankProgress{};
     f.progress.file_seen = true;
   }
@@ -144,72 +68,73 @@ bool TraceWatcher::ReadNew(int r, RankFile& f) {
   f.offset += got;
 
   bool progressed = false;
-  f.partial += chunk;
-  size_t start = 0;
-  for (size_t nl = f.partial.find('\n', start); nl != std::string::npos; nl = f.partial.find('\n', start)) {
-    const std::string line = f.partial.substr(start, nl - start);
-    start = nl + 1;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto event = ParseTraceLine(line);
-    if (!event) {
-      ++f.progress.unreadable_records;
-      progressed = true;  // the rank wrote something, readable or not
+  if (!f.parser) f.parser.emplace(f.path.filename().string(), TraceParser::Options{/*tensors=*/false});
+  f.lines.Append(chunk);
+  while (std::optional<std::string_view> line = f.lines.Next()) {
+    if (line->find_first_not_of(" \t\r") == std::string_view::npos) {
+      (void)f.parser->Parse(*line);  // keeps the parser's line count
+      continue;
+    }
+    Result<std::optional<TraceRecord>> record = f.parser->Parse(*line);
+    progressed = progressed || !record.ok() || !*record || !std::holds_alternative<HeartbeatRecord>(**record);
+    if (!record.ok()) {
+      ++f.progress.unreadable_records;  // the rank wrote something, readable or not
       continue;
     }
     ++f.progress.records;
-    if (event->kind != TraceEvent::Kind::kHeartbeat) progressed = true;
-    Apply(r, f, *event);
+    if (*record) Apply(r, f, **record);
   }
-  f.partial.erase(0, start);
   if (progressed) f.progress.last_progress = std::chrono::steady_clock::now();
   return progressed;
 }
 
-void TraceWatcher::Apply(int r, RankFile& f, const TraceEvent& e) {
+void TraceWatcher::Apply(int r, RankFile& f, const TraceRecord& record) {
   RankProgress& p = f.progress;
-  if (e.pid) p.pid = e.pid;
-  if (!e.host.empty()) p.host = e.host;
-  switch (e.kind) {
-    case TraceEvent::Kind::kStep:
-      if (e.step && (!p.last_step || *e.step > *p.last_step)) {
-        p.last_step = e.step;
-        if (on_step_) on_step_(r, *e.step);
-      }
-      break;
-    case TraceEvent::Kind::kCollectiveBegin: {
-      const CollectivePosition& c = *e.collective;
-      p.last_begun = c;
-      p.in_collective = true;
-      auto [it, inserted] = p.begun_seq_by_group.emplace(c.group, c.seq);
-      if (!inserted) it->second = std::max(it->second, c.seq);
-      break;
-    }
-    case TraceEvent::Kind::kCollectiveEnd: {
-      CollectivePosition c = *e.collective;
-      // An end record may carry only group and seq: take op and step from the begin it closes.
-      if (p.last_begun && p.last_begun->group == c.group && p.last_begun->seq == c.seq) {
-        if (c.op.empty()) c.op = p.last_begun->op;
-        if (!e.step) c.step = p.last_begun->step;
-        p.in_collective = false;
-      } else if (!c.op.empty()) {
-        // One record for the whole collective (begin fields and end_s): begun and completed.
-        p.last_begun = c;
-        p.in_collective = false;
-      }
-      p.last_completed = c;
-      auto [it, inserted] = p.begun_seq_by_group.emplace(c.group, c.seq);
-      if (!inserted) it->second = std::max(it->second, c.seq);
-      break;
-    }
-    case TraceEvent::Kind::kFooter:
-      p.footer = true;
-      p.footer_status = e.status;
-      break;
-    case TraceEvent::Kind::kHeader:
-    case TraceEvent::Kind::kHeartbeat:
-    case TraceEvent::Kind::kOther:
-      break;
-  }
+  auto note_begun = [&p](const CollectivePosition& c) {
+    auto [it, inserted] = p.begun_seq_by_group.emplace(c.group, c.seq);
+    if (!inserted) it->second = std::max(it->second, c.seq);
+  };
+  std::visit(
+      [&](const auto& rec) {
+        using T = std::decay_t<decltype(rec)>;
+        if constexpr (std::is_same_v<T, TraceHeader>) {
+          if (rec.pid != 0) p.pid = rec.pid;
+          if (!rec.host.empty()) p.host = rec.host;
+        } else if constexpr (std::is_same_v<T, StepRecord>) {
+          if (!p.last_step || rec.step > *p.last_step) {
+            p.last_step = rec.step;
+            if (on_step_) on_step_(r, rec.step);
+          }
+        } else if constexpr (std::is_same_v<T, CollectiveRecord>) {
+          CollectivePosition c;
+          c.group = rec.group.empty() ? "world" : rec.group;
+          c.seq = rec.seq;
+          c.op = rec.op;
+          c.step = rec.step;
+          p.last_begun = c;
+          // A begin record that already carries end_s stands for the whole collective.
+          p.in_collective = !rec.end_s.has_value();
+          if (rec.end_s) p.last_completed = c;
+          note_begun(c);
+        } else if constexpr (std::is_same_v<T, CollectiveEndRecord>) {
+          CollectivePosition c;
+          c.group = rec.group.empty() ? "world" : rec.group;
+          c.seq = rec.seq;
+          // An end record carries only group and seq: op and step come from the begin it closes.
+          if (p.last_begun && p.last_begun->group == c.group && p.last_begun->seq == c.seq) {
+            c.op = p.last_begun->op;
+            c.step = p.last_begun->step;
+            p.in_collective = false;
+          }
+          p.last_completed = c;
+          note_begun(c);
+        } else if constexpr (std::is_same_v<T, TraceFooter>) {
+          p.footer = true;
+          p.footer_status = rec.status;
+        }
+        // Discoveries, heartbeats and logs say nothing about where a rank waits.
+      },
+      record);
 }
 
 std::vector<int> TraceWatcher::StalledRanks() const {

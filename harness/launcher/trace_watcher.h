@@ -1,8 +1,9 @@
 // The launcher's view of the ranks' traces while they run: it polls each rank-<r>.trace (size
-// and mtime), parses only the records appended since the last poll (JSON lines; the generic
-// fields `type`, `step`, `group`, `seq`, `op`, `end_s`, `pid`, `host`), and keeps per rank the
+// and mtime), reads only the records appended since the last poll through the trace's one parser
+// (harness/trace/trace_parser.h, without decoding the steps' tensors), and keeps per rank the
 // last step, the last collective begun and completed, and whether the footer was written.
-// It never needs the whole trace in memory, and skips the big tensor lists of step records.
+// It never needs the whole trace in memory. A record the parser refuses is counted as
+// unreadable and skipped: the watchdog judges progress, the checkers judge the trace.
 #pragma once
 
 #include <chrono>
@@ -14,20 +15,11 @@
 #include <vector>
 
 #include "harness/result/launch_report.h"
+#include "harness/trace/trace_parser.h"
+#include "harness/trace/trace_record.h"
 #include "harness/launcher/launcher.h"
 
 namespace lockstep {
-
-// What one trace record tells the launcher.
-struct TraceEvent {
-  enum class Kind { kHeader, kStep, kCollectiveBegin, kCollectiveEnd, kFooter, kHeartbeat, kOther };
-  Kind kind = Kind::kOther;
-  std::optional<int64_t> step;
-  std::optional<CollectivePosition> collective;
-  std::optional<int64_t> pid;
-  std::string host;
-  std::string status;  // footer
-};
 
 // A footer status that reports an error of the harness on the rank (configuration, environment,
 // internal, trace I/O), as opposed to "ok" and the clean early stops ("stopped after step K
@@ -37,9 +29,6 @@ bool IsErrorFooterStatus(const std::string& status);
 // ("communication: ..."): the harness's own error when alone, the echo of a peer's death when a
 // peer died (the launcher tells them apart).
 bool IsCommunicationFailure(const std::string& status);
-
-// One line of a trace (without its newline). nullopt: not a JSON object (a cut or corrupt line).
-std::optional<TraceEvent> ParseTraceLine(const std::string& line);
 
 struct RankProgress {
   bool file_seen = false;
@@ -84,11 +73,12 @@ class TraceWatcher {
     std::filesystem::path path;
     uint64_t offset = 0;
     std::optional<std::filesystem::file_time_type> mtime;
-    std::string partial;  // bytes after the last newline, waiting for the rest of the record
+    std::optional<TraceParser> parser;  // from the file's first byte on (it follows `tensors` records)
+    TraceLines lines;                   // whole lines of the bytes read; the rest waits for its end
     RankProgress progress;
   };
   bool ReadNew(int r, RankFile& f);
-  void Apply(int r, RankFile& f, const TraceEvent& e);
+  void Apply(int r, RankFile& f, const TraceRecord& record);
 
   std::filesystem::path trace_dir_;
   ProgressCallback on_step_;

@@ -172,8 +172,7 @@ class Rank {
     std::error_code ec;
     std::filesystem::create_directories(options_.trace_dir, ec);
     TraceHeader header;
-    header.schema = std::string(kTraceSchemaName) + "/" + std::to_string(kTraceSchemaMajor) + "." +
-                    std::to_string(kTraceSchemaMinor);
+    header.schema = CurrentTraceSchema();
     header.rank = rank_;
     header.world_size = topology_.world_size;
     header.local_rank = topology_.local_rank;

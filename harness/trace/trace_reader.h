@@ -1,7 +1,10 @@
-// Reads per-rank traces back (schema lockstep.trace/1, docs/TRACE.md). Built for traces of ranks
-// that died: a file cut inside a record is read up to the last whole record and marked
-// `truncated`; a missing file is an empty trace marked `missing`. Only a different major schema
-// version, a file that is not a trace, or an unreadable file is an error.
+// Reads per-rank traces back whole (docs/TRACE.md), for the users that need a run in memory
+// (diff, repro, bless, the probe's tests); the checkers stream (harness/trace/trace_stream.h).
+// Both go through the one parser (harness/trace/trace_parser.h), so they read every version
+// alike. Built for traces of ranks that died: a file cut inside a record is read up to the last
+// whole record and marked `truncated`; a missing file in a run directory is an empty trace
+// marked `missing`. Only a major schema version this lockstep does not read, a file that is not
+// a trace, or an unreadable file is an error.
 #pragma once
 
 #include <cstdint>
@@ -11,17 +14,15 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/trace/trace_parser.h"
 #include "harness/trace/trace_record.h"
+#include "harness/trace/trace_stream.h"
 
 namespace lockstep {
 
-// How many of a rank's `log` records RankTrace::log_tail keeps (the last ones).
-inline constexpr size_t kTraceLogTailLines = 200;
-
-// What a reader takes in at most: a whole trace (a long run of a large model stays far below),
-// and one record (a step lists every tensor of the model).
+// What ReadTrace takes in at most: it holds the whole trace in memory (a long run of a large
+// model stays far below; the streaming reader has no such bound).
 inline constexpr std::uintmax_t kMaxTraceBytes = std::uintmax_t{4} << 30;
-inline constexpr size_t kMaxTraceRecordBytes = size_t{64} << 20;
 
 // A folder, a file larger than kMaxTraceBytes, a record nested deeper than kMaxJsonDepth, an
 // integer field that is not a JSON integer in range: errors naming file:line, never a crash or a

@@ -70,10 +70,59 @@ TEST_F(TraceReaderTest, ACutHeaderIsATruncatedEmptyTrace) {
 }
 
 TEST_F(TraceReaderTest, AnotherMajorVersionIsAnError) {
-  auto t = ReadTrace(Write("rank-0.trace", R"({"type":"header","schema":"lockstep.trace/2.0","rank":0})" "\n"));
-  ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(t.status().message().find("major version 2"), std::string::npos) << t.status().message();
+  for (const char* version : {"3.0", "0.9"}) {
+    auto t = ReadTrace(Write("rank-0.trace", std::string(R"({"type":"header","schema":"lockstep.trace/)") + version +
+                                                 R"(","rank":0})" "\n"));
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find("major version " + std::string(1, version[0]) + "; this lockstep reads major versions 1 to 2"),
+              std::string::npos)
+        << t.status().message();
+  }
+}
+
+// /2 by hand: names once, then a table of 32 base64 characters per tensor (digest high, low,
+// norm bits, each big-endian).
+TEST_F(TraceReaderTest, ReadsAVersionTwoTableAgainstItsTensorsRecord) {
+  std::string text = R"({"type":"header","schema":"lockstep.trace/2.0","rank":0})" "\n";
+  text += R"({"type":"tensors","tensors":[{"name":"w","kind":"param","numel":4,"dtype":"float32","replicated":true},)"
+          R"({"name":"w#exp_avg","kind":"optimizer_state","numel":4,"dtype":"float32","replicated":false}]})" "\n";
+  // digest 0x0000000000000001 0x0000000000000002, norm 1.0 (0x3ff0000000000000); then all-ones
+  // digest and norm -2.0 (0xc000000000000000).
+  text += R"({"type":"step","step":1,"loss":0.5,"n":2,"table":"AAAAAAAAAAEAAAAAAAAAAj/wAAAAAAAA/////////////////////8AAAAAAAAAA"})" "\n";
+  auto t = ReadTrace(Write("rank-0.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 1u);
+  const auto& ts = t->steps[0].tensors;
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].name, "w");
+  EXPECT_EQ(ts[0].digest.ToHex(), "00000000000000010000000000000002");
+  EXPECT_EQ(ts[0].norm, 1.0);
+  EXPECT_EQ(ts[1].kind, TensorKind::kOptimizerState);
+  EXPECT_FALSE(ts[1].replicated);
+  EXPECT_EQ(ts[1].digest.ToHex(), "ffffffffffffffffffffffffffffffff");
+  EXPECT_EQ(ts[1].norm, -2.0);
+}
+
+TEST_F(TraceReaderTest, AVersionTwoTableThatDoesNotFitIsAnErrorThatNamesTheLine) {
+  const std::string head = std::string(R"({"type":"header","schema":"lockstep.trace/2.0","rank":0})") + "\n" +
+                           R"({"type":"tensors","tensors":[{"name":"w","numel":4}]})" + "\n";
+  const std::string entry = "AAAAAAAAAAEAAAAAAAAAAj/wAAAAAAAA";
+  struct Case {
+    std::string step;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"type":"step","step":1,"n":2,"table":")" + entry + entry + R"("})", "step 1 has 2 tensors, the trace's last `tensors` record names 1"},
+           {R"({"type":"step","step":1,"n":1,"table":")" + entry + R"(A"})", "tensor table of 33 characters for 1 tensors"},
+           {R"({"type":"step","step":1,"n":1,"table":")" + entry.substr(0, 28) + R"(**=="})", "is not base64"},
+           {R"({"type":"step","step":1,"n":1,"table":7})", "field 'table' is not a string"},
+       }) {
+    auto t = ReadTrace(Write("rank-0.trace", head + c.step + "\n"));
+    ASSERT_FALSE(t.ok()) << c.step;
+    EXPECT_NE(t.status().message().find("rank-0.trace:3: "), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(c.message), std::string::npos) << t.status().message();
+  }
 }
 
 TEST_F(TraceReaderTest, ANewerMinorVersionWithUnknownFieldsAndRecordsReads) {
@@ -210,6 +259,30 @@ TEST(TraceFixtureTest, CleanFourRankRunReads) {
     ASSERT_TRUE(t.footer.has_value());
     EXPECT_EQ(t.footer->steps_completed, 5);
     EXPECT_EQ(t.log_tail.size(), 1u);
+  }
+}
+
+// Written by lockstep-rank itself (lockstep.trace/2): the same steps on every rank, every tensor
+// with its name from the `tensors` records and the same digest on every rank.
+TEST(TraceFixtureTest, VersionTwoRunOfTheReferenceTrainerReads) {
+  auto traces = ReadTraceDir(kFixtures / "v2_ddp_mlp", 4);
+  ASSERT_TRUE(traces.ok()) << traces.status().ToString();
+  for (const RankTrace& t : *traces) {
+    EXPECT_EQ(t.header.schema, "lockstep.trace/2.0");
+    ASSERT_TRUE(t.footer);
+    ASSERT_EQ(t.steps.size(), 9u);  // step 0 and 8 steps
+    EXPECT_FALSE(t.steps[0].tensors.empty());
+    EXPECT_GT(t.steps[1].tensors.size(), t.steps[0].tensors.size());  // optimizer state from step 1 on
+    for (size_t k = 0; k < t.steps.size(); ++k) {
+      ASSERT_EQ(t.steps[k].tensors.size(), (*traces)[0].steps[k].tensors.size());
+      for (size_t i = 0; i < t.steps[k].tensors.size(); ++i) {
+        const TensorRecord& mine = t.steps[k].tensors[i];
+        const TensorRecord& rank0 = (*traces)[0].steps[k].tensors[i];
+        EXPECT_FALSE(mine.name.empty());
+        EXPECT_EQ(mine.name, rank0.name);
+        if (mine.replicated) EXPECT_EQ(mine.digest, rank0.digest) << mine.name << " step " << k;
+      }
+    }
   }
 }
 

@@ -36,6 +36,11 @@ std::optional<Digest128> Digest128::FromHex(const std::string& hex) {
   return d;
 }
 
+std::string CurrentTraceSchema() {
+  return std::string(kTraceSchemaName) + "/" + std::to_string(kTraceSchemaMajor) + "." +
+         std::to_string(kTraceSchemaMinor);
+}
+
 std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
   std::map<int64_t, const StepRecord*> steps;
   for (const StepRecord& s : trace.steps) steps[s.step] = &s;

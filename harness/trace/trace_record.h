@@ -1,5 +1,5 @@
-// The per-rank trace: what one rank did, step by step. Schema `lockstep.trace/1`
-// (docs/TRACE.md): bump the minor version when adding fields, the major one when changing them.
+// The per-rank trace: what one rank did, step by step. Schema `lockstep.trace/2` (docs/TRACE.md;
+// /1 is still read): bump the minor version when adding fields, the major one when changing them.
 // Plain data, no LibTorch: checkers and reporters read it without linking the trainer.
 #pragma once
 
@@ -7,13 +7,17 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "harness/core/name_table.h"
 
 namespace lockstep {
 
-inline constexpr int kTraceSchemaMajor = 1;
+// 2: a step's tensors are a packed table of digests and norms against a `tensors` record that
+// names them once (1: every step named every tensor in JSON). Readers read both.
+inline constexpr int kTraceSchemaMajor = 2;
+inline constexpr int kOldestTraceSchemaMajor = 1;
 inline constexpr int kTraceSchemaMinor = 0;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
@@ -82,7 +86,7 @@ struct DiscoveryRecord {
 inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
-  std::string schema;    // "lockstep.trace/1.0"
+  std::string schema;    // "lockstep.trace/2.0"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
@@ -100,6 +104,28 @@ struct TraceFooter {
   int64_t steps_completed = 0;
   std::string status;    // "ok" or an error message of the harness
 };
+
+// The records that carry no struct of their own above.
+struct CollectiveEndRecord {
+  std::string group;
+  uint64_t seq = 0;
+  double end_s = 0.0;
+};
+struct HeartbeatRecord {
+  int64_t step = 0;
+  double wall_s = 0.0;
+};
+struct LogRecord {
+  std::string line;
+};
+
+// One record of a trace as the reader hands it out (harness/trace/trace_parser.h). A
+// CollectiveRecord is a `collective_begin` (with end_s when the writer knew it already).
+using TraceRecord = std::variant<TraceHeader, StepRecord, CollectiveRecord, CollectiveEndRecord, DiscoveryRecord,
+                                 HeartbeatRecord, TraceFooter, LogRecord>;
+
+// "lockstep.trace/<major>.<minor>" of this build.
+std::string CurrentTraceSchema();
 
 struct RankTrace {
   TraceHeader header;

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/trace/tensor_table.h"
+
 namespace lockstep {
 namespace {
 
@@ -19,7 +21,10 @@ namespace {
 // escaping still go through nlohmann so the escaping rules are the library's.
 class JsonLine {
  public:
-  explicit JsonLine(std::string& out) : out_(out) { out_.clear(); }
+  // Clears `out`, or with `append` writes after what it holds.
+  explicit JsonLine(std::string& out, bool append = false) : out_(out) {
+    if (!append) out_.clear();
+  }
 
   void Begin() { out_.push_back('{'); first_ = true; }
   void End() { out_.push_back('}'); first_ = false; }
@@ -47,6 +52,8 @@ class JsonLine {
     out_.append(buf, sizeof(buf));
   }
   void NewLine() { out_.push_back('\n'); }
+  // A key whose value the caller appends to the output itself.
+  void RawKey(const char* key) { Key(key); }
 
  private:
   void Comma() {
@@ -108,8 +115,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::pa
   // The header is rare and has a nested map: nlohmann is the simpler tool here.
   nlohmann::json j;
   j["type"] = "header";
-  j["schema"] = std::string(kTraceSchemaName) + "/" + std::to_string(kTraceSchemaMajor) + "." +
-                std::to_string(kTraceSchemaMinor);
+  j["schema"] = CurrentTraceSchema();
   j["rank"] = header.rank;
   j["world_size"] = header.world_size;
   j["local_rank"] = header.local_rank;
@@ -149,9 +155,49 @@ Status TraceWriter::Flush() {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether `step` lists the same tensors, in the same order, as the last `tensors` record.
+bool SameLayout(const std::vector<TensorRecord>& layout, const std::vector<TensorRecord>& tensors) {
+  if (layout.size() != tensors.size()) return false;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorRecord& a = layout[i];
+    const TensorRecord& b = tensors[i];
+    if (a.kind != b.kind || a.numel != b.numel || a.replicated != b.replicated || a.name != b.name ||
+        a.dtype != b.dtype) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Status TraceWriter::WriteStep(const StepRecord& step) {
   std::lock_guard<std::mutex> lock(mu_);
-  JsonLine j(line_);
+  line_.clear();
+  if (!SameLayout(layout_, step.tensors)) {
+    // Names, kinds and shapes once, when they change (step 0, and the step that first has
+    // optimizer state), in the same write(2) as the step that needs them.
+    JsonLine j(line_, /*append=*/true);
+    j.Begin();
+    j.Field("type", "tensors");
+    j.BeginArray("tensors");
+    for (const TensorRecord& t : step.tensors) {
+      j.BeginObjectInArray();
+      j.Field("name", t.name);
+      j.Field("kind", ToString(t.kind));
+      j.Field("numel", t.numel);
+      j.Field("dtype", t.dtype);
+      j.Field("replicated", t.replicated);
+      j.End();
+    }
+    j.EndArray();
+    j.End();
+    j.NewLine();
+    layout_.assign(step.tensors.begin(), step.tensors.end());
+  }
+  JsonLine j(line_, /*append=*/true);
   j.Begin();
   j.Field("type", "step");
   j.Field("step", step.step);
@@ -159,19 +205,11 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Field("grad_norm", step.grad_norm);
   j.Field("lr", step.lr);
   j.Field("wall_s", step.wall_s);
-  j.BeginArray("tensors");
-  for (const TensorRecord& t : step.tensors) {
-    j.BeginObjectInArray();
-    j.Field("name", t.name);
-    j.Field("kind", ToString(t.kind));
-    j.Field("digest", t.digest);
-    j.Field("numel", t.numel);
-    j.Field("dtype", t.dtype);
-    j.Field("norm", t.norm);
-    j.Field("replicated", t.replicated);
-    j.End();
-  }
-  j.EndArray();
+  j.Field("n", static_cast<int64_t>(step.tensors.size()));
+  j.RawKey("table");
+  line_.push_back('"');
+  AppendTensorTable(step.tensors, line_);
+  line_.push_back('"');
   j.End();
   j.NewLine();
   return Flush();

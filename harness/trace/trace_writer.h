@@ -1,4 +1,4 @@
-// Appends one rank's trace (schema lockstep.trace/1, docs/TRACE.md) as JSON lines. Every record
+// Appends one rank's trace (schema lockstep.trace/2, docs/TRACE.md) as JSON lines. Every record
 // goes to the file descriptor with a single write(2) before the call returns, so it is in the
 // kernel's page cache and survives a SIGKILL of the rank a moment later (not a machine crash:
 // fsync per record would cost more than the step). No stdio buffering that a kill would lose.
@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "harness/core/status.h"
 #include "harness/trace/trace_record.h"
@@ -21,13 +22,15 @@ std::string TraceFileName(int rank);
 class TraceWriter {
  public:
   // Creates (truncates) the file, creating missing parent directories, and writes the header
-  // with the current schema ("lockstep.trace/1.0", whatever header.schema says).
+  // with the current schema (CurrentTraceSchema(), whatever header.schema says).
   static Result<std::unique_ptr<TraceWriter>> Open(const std::filesystem::path& path, const TraceHeader& header);
 
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
+  // The step's digests and norms as a packed table (harness/trace/tensor_table.h), preceded by a
+  // `tensors` record naming them when they are not the tensors of the last one.
   Status WriteStep(const StepRecord& step);
   // Written (and in the page cache) before the collective starts: a hang shows where it waits.
   Status WriteCollectiveBegin(const CollectiveRecord& collective);
@@ -49,6 +52,7 @@ class TraceWriter {
   // Records may come from autograd hook threads as well as the training loop.
   std::mutex mu_;
   std::string line_;  // reused between records to avoid reallocating the step record
+  std::vector<TensorRecord> layout_;  // the tensors of the last `tensors` record (digest, norm unused)
 };
 
 }  // namespace lockstep

@@ -1,0 +1,263 @@
+#include "harness/trace/trace_parser.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/untrusted_input.h"
+#include "harness/trace/tensor_table.h"
+
+namespace lockstep {
+namespace {
+
+using nlohmann::json;
+
+// Non-finite doubles are written as "nan", "inf", "-inf"; null (what other JSON writers emit for
+// NaN) reads as NaN too.
+double GetDouble(const json& j, const char* key, double fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  throw json::type_error::create(302, std::string("field '") + key + "' is not a number", &j);
+}
+
+// A value as written, shortened for a message.
+std::string Shown(const json& j) {
+  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
+// An absent key is `fallback`. Integers must be JSON integers in range: 3.5, null and 1e300 are
+// errors, never 3, 0 or INT64_MIN.
+template <typename T>
+T Get(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (std::optional<T> v = JsonInteger<T>(*it)) return *v;
+    throw json::type_error::create(
+        302, std::string("field '") + key + "' must be " + IntegerRangeText<T>() + ", got " + Shown(*it), &j);
+  } else {
+    if (it->is_null()) return fallback;
+    return it->get<T>();
+  }
+}
+
+// "lockstep.trace/1.0" -> major 1; nullopt when the name is not ours or the version unreadable.
+std::optional<int> SchemaMajor(const std::string& schema) {
+  const std::string prefix = std::string(kTraceSchemaName) + "/";
+  if (schema.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const char* first = schema.data() + prefix.size();
+  const char* last = schema.data() + schema.size();
+  int major = 0;
+  auto r = std::from_chars(first, last, major);
+  if (r.ec != std::errc() || r.ptr == first) return std::nullopt;
+  return major;
+}
+
+TraceHeader ParseHeader(const json& j) {
+  TraceHeader h;
+  h.schema = Get<std::string>(j, "schema", "");
+  h.rank = Get<int>(j, "rank", 0);
+  h.world_size = Get<int>(j, "world_size", 1);
+  h.local_rank = Get<int>(j, "local_rank", 0);
+  h.slice = Get<int>(j, "slice", 0);
+  h.host = Get<std::string>(j, "host", "");
+  h.pid = Get<int64_t>(j, "pid", 0);
+  h.device = Get<std::string>(j, "device", "");
+  h.backend = Get<std::string>(j, "backend", "");
+  h.scenario_id = Get<std::string>(j, "scenario_id", "");
+  h.scenario_digest = Get<std::string>(j, "scenario_digest", "");
+  h.versions = Get<std::map<std::string, std::string>>(j, "versions", {});
+  return h;
+}
+
+TensorKind GetKind(const json& t) {
+  const std::string kind = Get<std::string>(t, "kind", "param");
+  auto k = FromString<TensorKind>(kind);
+  if (!k) throw json::other_error::create(501, "unknown tensor kind '" + kind + "'", &t);
+  return *k;
+}
+
+// A tensor's description: what /1 writes per step and /2 once in a `tensors` record.
+TensorRecord ParseTensorDescription(const json& t) {
+  if (!t.is_object()) throw json::type_error::create(302, "a tensor entry is not an object: " + Shown(t), &t);
+  TensorRecord r;
+  r.name = Get<std::string>(t, "name", "");
+  r.kind = GetKind(t);
+  r.numel = Get<int64_t>(t, "numel", 0);
+  r.dtype = Get<std::string>(t, "dtype", "");
+  r.replicated = Get<bool>(t, "replicated", true);
+  return r;
+}
+
+// /1's inline tensor list: each entry has its digest (hex) and norm.
+std::vector<TensorRecord> ParseInlineTensors(const json& list) {
+  std::vector<TensorRecord> tensors;
+  tensors.reserve(list.size());
+  for (const json& t : list) {
+    TensorRecord r = ParseTensorDescription(t);
+    const std::string hex = Get<std::string>(t, "digest", "");
+    auto d = Digest128::FromHex(hex);
+    if (!d) throw json::other_error::create(501, "bad digest '" + hex + "' for " + r.name, &t);
+    r.digest = *d;
+    r.norm = GetDouble(t, "norm", 0.0);
+    tensors.push_back(std::move(r));
+  }
+  return tensors;
+}
+
+CollectiveRecord ParseCollectiveBegin(const json& j) {
+  CollectiveRecord c;
+  c.group = Get<std::string>(j, "group", "");
+  c.seq = Get<uint64_t>(j, "seq", 0);
+  c.op = Get<std::string>(j, "op", "");
+  c.dtype = Get<std::string>(j, "dtype", "");
+  c.count = Get<int64_t>(j, "count", 0);
+  c.root = Get<int>(j, "root", -1);
+  c.reduce = Get<std::string>(j, "reduce", "");
+  c.step = Get<int64_t>(j, "step", 0);
+  c.start_s = GetDouble(j, "start_s", 0.0);
+  if (j.contains("end_s")) c.end_s = GetDouble(j, "end_s", 0.0);
+  return c;
+}
+
+}  // namespace
+
+TraceParser::TraceParser(std::string file, Options options) : file_(std::move(file)), options_(options) {}
+
+std::string TraceParser::Where() const { return file_ + ":" + std::to_string(line_); }
+
+Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
+  ++line_;
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::optional<TraceRecord>();
+  if (line.size() > kMaxTraceRecordBytes) {
+    return InvalidArgumentError(Where() + ": record of " + std::to_string(line.size()) +
+                                " bytes; a trace record may be at most " + std::to_string(kMaxTraceRecordBytes) +
+                                " bytes");
+  }
+  if (auto deep = FindJsonTooDeep(line)) return InvalidArgumentError(Where() + ": " + *deep);
+  json j = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(Where() + ": not a JSON trace record");
+
+  try {
+    const std::string type = Get<std::string>(j, "type", "");
+    if (!have_header_) {
+      if (type != "header") return InvalidArgumentError(Where() + ": not a lockstep trace (first record is not a header)");
+      TraceHeader h = ParseHeader(j);
+      auto major = SchemaMajor(h.schema);
+      if (!major) return InvalidArgumentError(Where() + ": unknown trace schema '" + h.schema + "'");
+      if (*major < kOldestTraceSchemaMajor || *major > kTraceSchemaMajor) {
+        return InvalidArgumentError(Where() + ": trace schema " + h.schema + " has major version " +
+                                    std::to_string(*major) + "; this lockstep reads major versions " +
+                                    std::to_string(kOldestTraceSchemaMajor) + " to " +
+                                    std::to_string(kTraceSchemaMajor));
+      }
+      header_ = h;
+      have_header_ = true;
+      return std::optional<TraceRecord>(std::move(h));
+    }
+    if (type == "step") {
+      StepRecord s;
+      s.step = Get<int64_t>(j, "step", 0);
+      s.loss = GetDouble(j, "loss", std::numeric_limits<double>::quiet_NaN());
+      s.grad_norm = GetDouble(j, "grad_norm", std::numeric_limits<double>::quiet_NaN());
+      s.lr = GetDouble(j, "lr", 0.0);
+      s.wall_s = GetDouble(j, "wall_s", 0.0);
+      if (!options_.tensors) return std::optional<TraceRecord>(std::move(s));
+      // Either form in either version: a list of whole tensors (/1), or a table against the
+      // current `tensors` record (/2).
+      if (auto list = j.find("tensors"); list != j.end() && list->is_array()) {
+        s.tensors = ParseInlineTensors(*list);
+      } else if (auto table = j.find("table"); table != j.end()) {
+        if (!table->is_string()) return InvalidArgumentError(Where() + ": field 'table' is not a string");
+        const int64_t n = Get<int64_t>(j, "n", -1);
+        if (n != static_cast<int64_t>(layout_.size())) {
+          return InvalidArgumentError(Where() + ": step " + std::to_string(s.step) + " has " + std::to_string(n) +
+                                      " tensors, the trace's last `tensors` record names " +
+                                      std::to_string(layout_.size()));
+        }
+        s.tensors = layout_;
+        if (auto bad = ReadTensorTable(table->get_ref<const std::string&>(), s.tensors)) {
+          return InvalidArgumentError(Where() + ": step " + std::to_string(s.step) + ": " + *bad);
+        }
+      }
+      return std::optional<TraceRecord>(std::move(s));
+    }
+    if (type == "tensors") {
+      auto list = j.find("tensors");
+      if (list == j.end() || !list->is_array()) {
+        return InvalidArgumentError(Where() + ": a `tensors` record without its `tensors` list");
+      }
+      std::vector<TensorRecord> layout;
+      layout.reserve(list->size());
+      for (const json& t : *list) layout.push_back(ParseTensorDescription(t));
+      layout_ = std::move(layout);
+      return std::optional<TraceRecord>();
+    }
+    if (type == "collective_begin") return std::optional<TraceRecord>(ParseCollectiveBegin(j));
+    if (type == "collective_end") {
+      CollectiveEndRecord e;
+      e.group = Get<std::string>(j, "group", "");
+      e.seq = Get<uint64_t>(j, "seq", 0);
+      e.end_s = GetDouble(j, "end_s", 0.0);
+      return std::optional<TraceRecord>(std::move(e));
+    }
+    if (type == "discovery") {
+      DiscoveryRecord d;
+      d.call = Get<int>(j, "call", 0);
+      d.phase = Get<std::string>(j, "phase", "");
+      d.step = Get<int64_t>(j, "step", 0);
+      d.name = Get<std::string>(j, "name", kTopologyDiscovery);
+      d.where = Get<std::string>(j, "where", "");
+      d.comm = Get<std::string>(j, "comm", "");
+      return std::optional<TraceRecord>(std::move(d));
+    }
+    if (type == "heartbeat") {
+      HeartbeatRecord h;
+      h.step = Get<int64_t>(j, "step", 0);
+      h.wall_s = GetDouble(j, "wall_s", 0.0);
+      return std::optional<TraceRecord>(h);
+    }
+    if (type == "footer") {
+      TraceFooter f;
+      f.steps_completed = Get<int64_t>(j, "steps_completed", 0);
+      f.status = Get<std::string>(j, "status", "");
+      return std::optional<TraceRecord>(std::move(f));
+    }
+    if (type == "log") return std::optional<TraceRecord>(LogRecord{Get<std::string>(j, "line", "")});
+    // Other record types come from a newer minor version: skipped.
+    return std::optional<TraceRecord>();
+  } catch (const json::exception& e) {
+    return InvalidArgumentError(Where() + ": bad trace record: " + e.what());
+  }
+}
+
+void TraceLines::Append(std::string_view bytes) {
+  if (pos_ > 0) {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+  }
+  buffer_.append(bytes.data(), bytes.size());
+}
+
+std::optional<std::string_view> TraceLines::Next() {
+  const size_t nl = buffer_.find('\n', pos_);
+  if (nl == std::string::npos) return std::nullopt;
+  std::string_view line(buffer_.data() + pos_, nl - pos_);
+  pos_ = nl + 1;
+  return line;
+}
+
+}  // namespace lockstep
