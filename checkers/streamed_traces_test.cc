@@ -122,7 +122,8 @@ Judged Streamed(const std::vector<std::string>& names, const fs::path& dir, int 
 
 TEST(StreamedTracesTest, SameFindingsVerdictsAndSeriesAsInMemoryOnTheFixtures) {
   const std::vector<std::pair<std::string, int>> fixtures = {
-      {"clean_4rank", 4}, {"rank2_diverges_at_step3", 4}, {"hang_rank1_step3", 4}, {"truncated_rank1_step3", 2}};
+      {"clean_4rank", 4},      {"rank2_diverges_at_step3", 4}, {"hang_rank1_step3", 4},
+      {"truncated_rank1_step3", 2}, {"v2_ddp_mlp", 4}};
   for (const auto& [name, world] : fixtures) {
     SCOPED_TRACE(name);
     Scenario scenario;
