@@ -6,7 +6,7 @@
 //   lockstep-synthetic-run --out DIR [--ranks 64] [--steps 1000] [--tensors 300]
 //                          [--diverge-rank R --diverge-step S] [--jobs N]
 //
-// A 6-layer transformer's tensors, cycled until there are T of them: parameters, their synced
+// A transformer's tensors (as many blocks as T needs, cut at T): parameters, their synced
 // gradients and AdamW's exp_avg / exp_avg_sq, all replicated, with digests equal on every rank
 // (a clean data-parallel run). Per step: three gradient all-reduce buckets (begin and end), a
 // heartbeat, the step record; step 0 after a broadcast; a footer. --diverge-rank/--diverge-step:
