@@ -12,6 +12,11 @@
 // the step), capture_us / write_us (digests and norms / the step record's write).
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   mpirun -np 2 lockstep-bench --benchmark_filter=MpiStepOverhead  (2 ranks, mpi communicator)
+//   mpirun -np 4 --oversubscribe lockstep-bench --benchmark_filter=MpiStepOverhead  (4 ranks; on
+//   fewer cores than ranks they share them)
+// compare_us: the in-band call inside the fail-fast step (CompareStepInBand, slowest rank): it
+// includes waiting at the gather for the slowest rank's capture and write, so it follows the
+// ranks' skew; bench/in_band_compare_benchmark.cc times the comparison alone.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -29,6 +34,7 @@
 #include "bench/mpi_bench.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
+#include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/digest.h"
@@ -47,8 +53,9 @@ enum class Mode { kPlain, kChecks, kFailFast };
 // The configurations measured: the default transformer scenario as it is, the same data with a
 // ~100x larger model, and the default model on 8x the tokens per step. The checks cost about the
 // same per parameter whatever the data; the step costs per parameter and per token, so the two
-// variants show which way the overhead moves.
-enum class Config { kDefault, kLargeModel, kLargeBatch };
+// variants show which way the overhead moves. many_tensors (4x the layers: 4x the tensors of the
+// same shapes, under mpirun only) shows what grows with the tensor count.
+enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors };
 
 // scenarios/clean/ddp_transformer.yaml (LOCKSTEP_BENCH_SCENARIO overrides the file), adjusted.
 Result<Scenario> LoadScenario(Config config) {
@@ -71,6 +78,8 @@ Result<Scenario> LoadScenario(Config config) {
     s->model.layers = 4;
   }
   if (config == Config::kLargeBatch) s->data.batch_per_rank *= 8;
+  // 4x the layers, so 4x the tensors of the same shapes: what grows with the tensor count.
+  if (config == Config::kManyTensors) s->model.layers *= 4;
   return s;
 }
 
@@ -120,6 +129,7 @@ class SteppedRank {
   // The parts of the last step's check time: digests and norms, and the step record's write.
   double capture_seconds() const { return capture_seconds_; }
   double write_seconds() const { return write_seconds_; }
+  double compare_seconds() const { return compare_seconds_; }
   size_t tensors() const { return tensors_; }
 
  private:
@@ -140,16 +150,14 @@ class SteppedRank {
     return Status::Ok();
   }
 
-  // As rank_program.cc: one digest over the replicated tensors, all-gathered, compared.
+  // rank_program.cc's own call: the 16-byte digest all-gather (and, at a mismatch, which a clean
+  // run never has, the tables). Timed alone as compare_seconds().
   Status CompareAcrossRanks(const StepRecord& record) {
-    const Digest128 d = StepDigest(record);
-    torch::Tensor mine = torch::tensor({static_cast<int64_t>(d.high), static_cast<int64_t>(d.low)}, torch::kInt64);
-    torch::Tensor all = torch::empty({2 * recording_->size()}, torch::kInt64);
-    LOCKSTEP_RETURN_IF_ERROR(recording_->AllGather(mine, all));
-    auto a = all.accessor<int64_t, 1>();
-    for (int r = 1; r < recording_->size(); ++r) {
-      if (a[2 * r] != a[0] || a[2 * r + 1] != a[1]) return InternalError("replicas differ in a clean benchmark run");
-    }
+    auto t0 = Clock::now();
+    LOCKSTEP_ASSIGN_OR_RETURN(std::vector<Finding> findings,
+                              CompareStepInBand(*recording_, torch::Device(torch::kCPU), scenario_, record));
+    compare_seconds_ = Since(t0);
+    if (!findings.empty()) return InternalError("replicas differ in a clean benchmark run: " + findings[0].message);
     return Status::Ok();
   }
 
@@ -164,6 +172,7 @@ class SteppedRank {
   double check_seconds_ = 0.0;
   double capture_seconds_ = 0.0;
   double write_seconds_ = 0.0;
+  double compare_seconds_ = 0.0;
   size_t tensors_ = 0;
 };
 
@@ -186,6 +195,7 @@ class ScratchDir {
 
 struct Samples {
   std::vector<double> plain, checks, failfast, checks_direct, failfast_direct, capture, write;
+  std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
 };
 
 // Median of the per-iteration differences: each checked step is compared with the plain step
@@ -207,6 +217,12 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     state.counters["failfast_ms"] = bench::Median(s.failfast) * 1e3;
     state.counters["failfast_overhead_pct"] = MedianPairedDifference(s.failfast, s.plain) / plain * 100.0;
     state.counters["failfast_direct_pct"] = bench::Median(s.failfast_direct) / plain * 100.0;
+  }
+  if (!s.compare.empty()) {
+    // What the in-band comparison costs and moves per step: the digest over the replicated
+    // tensors' digests, then 16 bytes a rank all-gathered, whatever the model.
+    state.counters["compare_us"] = bench::Median(s.compare) * 1e6;
+    state.counters["gather_bytes_per_rank"] = 16;
   }
   state.counters["capture_us"] = bench::Median(s.capture) * 1e6;
   state.counters["write_us"] = bench::Median(s.write) * 1e6;
@@ -277,6 +293,7 @@ void BM_MpiStepOverhead(benchmark::State& state, Config config) {
     if (st.ok()) st = TimedStep(*ranks[2], true, s.failfast, &s.failfast_direct);
     s.capture.push_back(ranks[1]->capture_seconds());
     s.write.push_back(ranks[1]->write_seconds());
+    s.compare.push_back(bench::MaxOverRanks(ranks[2]->compare_seconds()));
     // An error on one rank would leave the others waiting in a collective: abort the job.
     if (!st.ok()) {
       std::fprintf(stderr, "MpiStepOverhead: %s\n", st.ToString().c_str());
@@ -285,6 +302,7 @@ void BM_MpiStepOverhead(benchmark::State& state, Config config) {
     state.SetIterationTime(s.plain.back() + s.checks.back() + s.failfast.back());
   }
   Report(state, s, ranks[1]->tensors());
+  state.counters["ranks"] = world->size();
 }
 
 // Fixed iterations: MPI ranks must agree on them, and each figure comes from that many paired
@@ -301,6 +319,8 @@ BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_model, Config::kLargeModel)
     ->Iterations(8)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_batch, Config::kLargeBatch)
     ->Iterations(60)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, many_tensors, Config::kManyTensors)
+    ->Iterations(50)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lockstep

@@ -3,7 +3,8 @@
 #   ci/bench.sh [--build-dir DIR] [--out DIR] [--reps N] [--table-only]
 # 1. builds lockstep-bench, lockstep and lockstep-rank if needed (configuring DIR if it is not);
 # 2. runs the single-process benchmarks        -> OUT/single.json
-# 3. runs the BM_Mpi* benchmarks, mpirun -np 2  -> OUT/mpi.json
+# 3. runs the BM_Mpi* benchmarks, mpirun -np 2  -> OUT/mpi.json; the in-band comparison and the
+#    step overhead with -np 4 too              -> OUT/mpi4.json
 # 4. times `lockstep run` of a 1-step, 2-rank scenario against bare mpirun of the same ranks
 #                                               -> OUT/launch.json
 # 5. prints the ratio table computed from those files (also OUT/summary.md); --table-only
@@ -22,7 +23,7 @@ while [[ $# -gt 0 ]]; do
     --out) out_dir=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --table-only) table_only=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "ci/bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +51,12 @@ echo "== single-process benchmarks"
 
 echo "== multi-rank benchmarks (mpirun -np 2)"
 mpirun -np 2 --oversubscribe "$bin/lockstep-bench" --benchmark_out="$out_dir/mpi.json" --benchmark_out_format=json
+
+# The in-band comparison and the step overhead again with 4 ranks (on fewer cores they share them):
+# what grows with the ranks.
+echo "== in-band comparison and step overhead (mpirun -np 4)"
+mpirun -np 4 --oversubscribe "$bin/lockstep-bench" --benchmark_filter='BM_Mpi(InBandCompare|StepOverhead)' \
+  --benchmark_out="$out_dir/mpi4.json" --benchmark_out_format=json
 
 echo "== launch overhead ($reps repetitions each)"
 launch=$out_dir/launch
@@ -100,6 +107,7 @@ out = Path(sys.argv[1])
 single = json.loads((out / "single.json").read_text())
 mpi = json.loads((out / "mpi.json").read_text())
 launch = json.loads((out / "launch.json").read_text())
+mpi4 = json.loads((out / "mpi4.json").read_text()) if (out / "mpi4.json").exists() else {"benchmarks": []}
 
 def runs(doc, prefix):
     """name -> benchmark entry, errors kept (they say why a figure is missing)."""
@@ -175,6 +183,22 @@ def step_rows(doc, prefix, label):
                 f"{b['failfast_overhead_pct']:.1f}% ({b['failfast_direct_pct']:.1f}%)")
 step_rows(single, "BM_StepOverhead/", "1 rank")
 step_rows(mpi, "BM_MpiStepOverhead/", "np=2")
+step_rows(mpi4, "BM_MpiStepOverhead/", "np=4")
+
+# The in-band comparison alone: every step's 16-byte gather (and the local combine), and the
+# one-time exchange at a mismatch, by tensors and ranks.
+for doc, label in ((mpi, "np=2"), (mpi4, "np=4")):
+    for b in runs(doc, "BM_MpiInBandCompare/"):
+        if not ok(b):
+            continue
+        path = "agree" if "/agree/" in b["name"] else "mismatch"
+        n = int(b["tensors"])
+        if path == "agree":
+            row("in-band", f"{n} tensors, {label}: per step (local combine), {int(b['gather_bytes_per_rank'])} B a rank",
+                f"{b['us']:.1f} us ({b['combine_us']:.1f} us)")
+        else:
+            row("in-band", f"{n} tensors, {label}: once at a mismatch, {b['gather_bytes_per_rank'] / 1e3:.1f} KB a rank",
+                f"{b['us'] / 1e3:.2f} ms")
 
 # AllReduce against raw MPI.
 for b in runs(mpi, "BM_MpiAllReduce"):

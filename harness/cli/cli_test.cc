@@ -242,5 +242,44 @@ TEST_F(CliTempDirTest, RunRefusesADirectoryThatIsNotALockstepRun) {
   EXPECT_TRUE(fs::exists(dir_ / "src" / "main.cc"));
 }
 
+// `lockstep trace dump` prints version 1 and version 2 traces in one shape: a step lists its
+// tensors by name, digests in hex.
+TEST(CliTest, TraceDumpPrintsEveryVersionAsJsonLinesOfOneShape) {
+  for (const char* file : {"fixtures/traces/v2_ddp_mlp/rank-1.trace", "fixtures/traces/clean_4rank/rank-1.trace"}) {
+    ProgramResult r = Lockstep({"trace", "dump", file});
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    const auto lines = Lines(r.out);
+    ASSERT_GT(lines.size(), 3u) << file;
+    EXPECT_THAT(lines[0], HasSubstr(R"("type":"header")"));
+    int steps = 0;
+    for (const std::string& line : lines) {
+      EXPECT_THAT(line, Not(HasSubstr(R"("type":"tensors")")));
+      if (line.find(R"("type":"step")") == std::string::npos) continue;
+      ++steps;
+      EXPECT_THAT(line, HasSubstr(R"("tensors":[{"name":")")) << file;
+      EXPECT_THAT(line, ::testing::ContainsRegex(R"("digest":"[0-9a-f]{32}")")) << file;
+      EXPECT_THAT(line, Not(HasSubstr(R"("table")")));
+    }
+    EXPECT_GT(steps, 3) << file;
+  }
+  ProgramResult two = Lockstep({"trace", "dump", "fixtures/traces/v2_ddp_mlp/rank-0.trace",
+                                "fixtures/traces/v2_ddp_mlp/rank-1.trace"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_THAT(Lines(two.out).front(), ::testing::StartsWith(R"({"file":"fixtures/traces/v2_ddp_mlp/rank-0.trace","type":"header")"));
+  EXPECT_THAT(Lines(two.out).back(), ::testing::StartsWith(R"({"file":"fixtures/traces/v2_ddp_mlp/rank-1.trace",)"));
+}
+
+TEST(CliTest, TraceDumpOfAMissingFileOrANonTraceIsAnInputError) {
+  ProgramResult missing = Lockstep({"trace", "dump", "no/such.trace"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("no/such.trace: no such trace file"));
+  ProgramResult not_trace = Lockstep({"trace", "dump", "README.md"});
+  EXPECT_EQ(not_trace.exit_code, 2);
+  EXPECT_THAT(not_trace.err, HasSubstr("README.md:1: "));
+  ProgramResult cut = Lockstep({"trace", "dump", "fixtures/traces/truncated_rank1_step3/rank-1.trace"});
+  EXPECT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_THAT(cut.err, HasSubstr("last record cut"));
+}
+
 }  // namespace
 }  // namespace lockstep

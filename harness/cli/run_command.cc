@@ -9,6 +9,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/flag_checks.h"
 #include "harness/cli/report_outputs.h"
+#include "harness/core/compare_mode.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
 #include "harness/scenario/ranks_override.h"
@@ -28,6 +29,7 @@ struct RunFlags {
   double hang_timeout_s = 0;
   double startup_timeout_s = 0;
   bool fail_fast = false;
+  std::string compare;  // "" (post-run unless --fail-fast), post-run, in-band
   bool reuse_out = false;
   std::vector<std::string> checks;
   std::vector<std::string> mpirun_args;
@@ -78,7 +80,14 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                   "step-0 record) before the run is a start-up timeout (overrides startup_timeout_s)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_flag("--fail-fast", flags->fail_fast,
-                "Live mode: ranks compare their step digests after every step and stop at the first mismatch");
+                "Live mode: ranks compare their step digests after every step and stop at the first mismatch "
+                "(the same as --compare in-band)");
+  cmd->add_option("--compare", flags->compare,
+                  "When replicas are compared: post-run (default: the checkers read the traces after the run) or "
+                  "in-band (also every step, 16 bytes a rank; at the first mismatch every rank stops and rank 0 "
+                  "names the finding at once; post-run still judges)")
+      ->check(CLI::IsMember(NameList<CompareMode>()))
+      ->type_name("MODE");
   cmd->add_option("--check", flags->checks,
                   "Add a checker to every scenario (repeatable), e.g. determinism or golden");
   cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
@@ -113,6 +122,12 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
               *env.err << "lockstep run: " << args.message() << "\n";
               return ExitCode::kUsageError;
             }
+            std::string compare_error;
+            const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
+            if (!compare) {
+              *env.err << "lockstep run: " << compare_error << "\n";
+              return ExitCode::kUsageError;
+            }
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *FromString<LauncherKind>(flags->launcher);
@@ -121,7 +136,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             if (flags->ranks > 0) options.ranks = flags->ranks;
             if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
             if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
-            options.fail_fast = flags->fail_fast;
+            options.fail_fast = *compare == CompareMode::kInBand;
             options.extra_checks = flags->checks;
             options.mpirun_args = flags->mpirun_args;
             options.rank_program = env.program_dir / "lockstep-rank";

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "harness/core/compare_mode.h"
 #include "harness/core/lifeline.h"
 #include "harness/rank/rank_program.h"
 #include "harness/scenario/scenario.h"
@@ -27,7 +28,12 @@ int main(int argc, char** argv) {
   int ranks = 0;
   CLI::Option* ranks_option =
       app.add_option("--ranks", ranks, "override the scenario's world size")->check(CLI::PositiveNumber)->type_name("N");
-  app.add_flag("--fail-fast", options.fail_fast, "compare digests across ranks every step; stop at the first mismatch");
+  app.add_flag("--fail-fast", options.fail_fast,
+               "compare digests across ranks every step; stop at the first mismatch (= --compare in-band)");
+  std::string compare;
+  app.add_option("--compare", compare, "post-run (default) or in-band (= --fail-fast)")
+      ->check(CLI::IsMember(lockstep::NameList<lockstep::CompareMode>()))
+      ->type_name("MODE");
   int64_t stop_after_step = 0;
   std::string dump_dir;
   CLI::Option* stop = app.add_option("--stop-after-step", stop_after_step,
@@ -48,6 +54,13 @@ int main(int argc, char** argv) {
     app.exit(e);
     return lockstep::ToInt(lockstep::ExitCode::kUsageError);
   }
+  std::string compare_error;
+  const std::optional<lockstep::CompareMode> mode = lockstep::ResolveCompareMode(options.fail_fast, compare, &compare_error);
+  if (!mode) {
+    std::fprintf(stderr, "lockstep-rank: %s\n", compare_error.c_str());
+    return lockstep::ToInt(lockstep::ExitCode::kUsageError);
+  }
+  options.fail_fast = *mode == lockstep::CompareMode::kInBand;
   options.scenario_file = scenario;
   options.trace_dir = trace_dir;
   if (ranks_option->count() > 0) options.ranks = ranks;

@@ -11,6 +11,7 @@
 
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
+#include "checkers/in_band_comparison.h"
 #include "harness/core/build_info.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/result/scenario_series.h"
@@ -153,6 +154,23 @@ std::string NothingToCheck(const std::vector<RankTrace>& traces, const LaunchRep
            logs;
   }
   return "";
+}
+
+// --compare in-band: rank 0's trace holds the findings the ranks made live. The post-run
+// analysis stays the judge of record and the report shows its findings only; an in-band finding
+// that differs from it is a harness bug, reported as an error naming both (docs/CHECKERS.md).
+void HoldInBandAgainstPostRun(const std::vector<RankTrace>& traces, ScenarioResult* result) {
+  if (traces.empty()) return;
+  const std::vector<Finding> in_band = InBandFindings(traces.front());
+  if (in_band.empty()) return;
+  std::vector<std::string> ran;
+  for (const CheckerVerdict& v : result->checkers) {
+    if (v.outcome != Outcome::kSkipped && v.outcome != Outcome::kError) ran.push_back(v.checker);
+  }
+  const std::string disagreement = InBandDisagreement(in_band, result->findings, ran);
+  if (disagreement.empty()) return;
+  result->outcome = Outcome::kError;
+  result->reason = disagreement;
 }
 
 }  // namespace
@@ -421,6 +439,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   result.outcome = checked.expectation.outcome;
   result.reason = checked.expectation.reason;
   result.series = std::move(run->read.series);
+  HoldInBandAgainstPostRun(run->read.traces, &result);
   return finish(result);
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 
+#include "checkers/in_band_comparison.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -37,6 +38,7 @@ struct FakeOutcome {
   bool write_steps = true;
   int diverge_rank = -1;       // records another w0 from diverge_step on
   int64_t diverge_step = 0;
+  std::vector<std::string> rank0_log;  // `log` records rank 0 writes after its steps
   LaunchEnding ending = LaunchEnding::kClean;
 };
 
@@ -71,6 +73,9 @@ class FakeLauncher : public RankLauncher {
         w.digest = DigestOf("w0/" + std::to_string(s) + (off ? "/off" : ""));
         step.tensors.push_back(w);
         LOCKSTEP_RETURN_IF_ERROR((*writer)->WriteStep(step));
+      }
+      for (const std::string& line : r == 0 ? outcome.rank0_log : std::vector<std::string>{}) {
+        LOCKSTEP_RETURN_IF_ERROR((*writer)->WriteLog(line));
       }
       if (outcome.ending == LaunchEnding::kClean) LOCKSTEP_RETURN_IF_ERROR((*writer)->WriteFooter({outcome.steps, "ok"}));
     }
@@ -242,6 +247,39 @@ TEST_F(ScenarioRunnerTest, WithoutAScenarioFileNoTraceOrNoStepIsAnErrorNotAPass)
   r = Run(options);
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_NE(r.reason.find("never stepped an optimizer"), std::string::npos) << r.reason;
+}
+
+// --compare in-band: rank 0's trace carries the ranks' own findings. When they are the post-run
+// ones the report shows them once; when they differ the harness is broken (error, both named).
+TEST_F(ScenarioRunnerTest, AnInBandFindingEqualToThePostRunOneIsReportedOnce) {
+  scenario_.checks = {"replica_weights"};
+  scenario_.ranks = 4;
+  launcher_.outcomes["main"].diverge_rank = 1;
+  launcher_.outcomes["main"].diverge_step = 3;
+  const ScenarioResult post_run_only = Run();
+  ASSERT_EQ(post_run_only.findings.size(), 1u);
+  launcher_.outcomes["main"].rank0_log = {"hello", InBandFindingLine(post_run_only.findings[0])};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].checker, "replica_weights");
+}
+
+TEST_F(ScenarioRunnerTest, AnInBandFindingThatDiffersFromThePostRunOneIsAHarnessError) {
+  scenario_.checks = {"replica_weights"};
+  scenario_.ranks = 4;
+  launcher_.outcomes["main"].diverge_rank = 1;
+  launcher_.outcomes["main"].diverge_step = 3;
+  const ScenarioResult post_run_only = Run();
+  ASSERT_EQ(post_run_only.findings.size(), 1u);
+  Finding other = post_run_only.findings[0];
+  other.ranks = {2};
+  launcher_.outcomes["main"].rank0_log = {InBandFindingLine(other)};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_NE(r.reason.find("in-band and post-run comparisons disagree"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("in-band found replica_weights at step 3"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("post-run found replica_weights at step 3"), std::string::npos) << r.reason;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "harness/trace/digest.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <system_error>
 #include <thread>
@@ -37,15 +38,26 @@ void PutLittleEndian64(uint64_t v, unsigned char* out) {
 }  // namespace
 
 std::string DigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes) {
-  std::string d(dtype);
-  d.push_back('[');
-  for (size_t i = 0; i < ndim; ++i) {
-    if (i > 0) d.push_back(',');
-    d += std::to_string(dims[i]);
-  }
-  d += "]:";
-  d += std::to_string(nbytes);
+  std::string d;
+  AppendDigestDescriptor(dtype, dims, ndim, nbytes, d);
   return d;
+}
+
+void AppendDigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes,
+                            std::string& out) {
+  char number[24];
+  auto append_number = [&](auto v) {
+    const auto r = std::to_chars(number, number + sizeof number, v);
+    out.append(number, r.ptr);
+  };
+  out.append(dtype.data(), dtype.size());
+  out.push_back('[');
+  for (size_t i = 0; i < ndim; ++i) {
+    if (i > 0) out.push_back(',');
+    append_number(dims[i]);
+  }
+  out += "]:";
+  append_number(nbytes);
 }
 
 Digest128 DigestChunk(const void* data, size_t nbytes) {
@@ -56,14 +68,25 @@ Digest128 DigestChunk(const void* data, size_t nbytes) {
 }
 
 Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor) {
+  return CombineChunkDigests(chunks.data(), chunks.size(), descriptor);
+}
+
+Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor) {
   // Serialized explicitly rather than memcpy'd so the byte order is the documented one on any host.
-  std::vector<unsigned char> bytes(chunks.size() * 16);
-  for (size_t i = 0; i < chunks.size(); ++i) {
+  // Most tensors are one chunk: their 16 bytes stay on the stack (a step digests hundreds).
+  unsigned char small[16 * 8];
+  std::vector<unsigned char> large;
+  unsigned char* bytes = small;
+  if (count > 8) {
+    large.resize(count * 16);
+    bytes = large.data();
+  }
+  for (size_t i = 0; i < count; ++i) {
     PutLittleEndian64(chunks[i].low, &bytes[16 * i]);
     PutLittleEndian64(chunks[i].high, &bytes[16 * i + 8]);
   }
   const XXH64_hash_t seed = XXH3_64bits(descriptor.data(), descriptor.size());
-  const XXH128_hash_t h = XXH3_128bits_withSeed(bytes.data(), bytes.size(), seed);
+  const XXH128_hash_t h = XXH3_128bits_withSeed(bytes, count * 16, seed);
   return Digest128{h.high64, h.low64};
 }
 

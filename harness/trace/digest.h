@@ -27,12 +27,16 @@ inline constexpr size_t kDigestChunkBytes = size_t{1} << 20;
 
 // "float32[64,32]:8192"; a 0-d tensor is "float32[]:4".
 std::string DigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes);
+// The same, appended to `out` (a caller that reuses one string allocates nothing per tensor).
+void AppendDigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes,
+                            std::string& out);
 
 // Level 1: XXH3-128 of one chunk (seed 0).
 Digest128 DigestChunk(const void* data, size_t nbytes);
 
 // Level 2: combines the chunk digests (in chunk order) under the descriptor's seed.
 Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor);
+Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor);
 
 // The whole definition. `threads` > 1 hashes chunks on that many threads (at most one per chunk);
 // the result is the same for every thread count.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "harness/trace/digest.h"
@@ -80,8 +81,11 @@ void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
   const T* p = t.data_ptr<T>();
   const size_t n = static_cast<size_t>(t.numel());
   const size_t per_chunk = ElementsPerChunk<T>();
-  std::vector<Digest128> chunks;
-  chunks.reserve(std::max<size_t>(1, (n + per_chunk - 1) / per_chunk));
+  // Reused by every tensor of every step on this thread: the per-tensor cost is the hashing,
+  // not the allocator (a step of the default transformer digests 116 mostly small tensors).
+  thread_local std::vector<Digest128> chunks;
+  thread_local std::string descriptor;
+  chunks.clear();
   double sum = 0.0;
   for (size_t i = 0; i < n; i += per_chunk) {
     const size_t len = std::min(per_chunk, n - i);
@@ -90,7 +94,9 @@ void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
   }
   if (chunks.empty()) chunks.push_back(DigestChunk(nullptr, 0));
   const auto sizes = t.sizes();
-  r.digest = CombineChunkDigests(chunks, DigestDescriptor(r.dtype, sizes.data(), sizes.size(), n * sizeof(T)));
+  descriptor.clear();
+  AppendDigestDescriptor(r.dtype, sizes.data(), sizes.size(), n * sizeof(T), descriptor);
+  r.digest = CombineChunkDigests(chunks.data(), chunks.size(), descriptor);
   r.norm = std::sqrt(sum);
 }
 
