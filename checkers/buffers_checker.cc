@@ -4,8 +4,12 @@
 
 namespace lockstep {
 
-std::vector<Finding> BuffersChecker::Check(const CheckContext& context) const {
-  return CompareReplicas(context, ReplicaComparison{std::string(name()), TensorKind::kBuffer, "buffers"});
+ReplicaComparison BuffersChecker::what() const {
+  return ReplicaComparison{std::string(name()), TensorKind::kBuffer, "buffers"};
 }
+
+std::vector<Finding> BuffersChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
+
+std::unique_ptr<StepJudge> BuffersChecker::StartJudge() const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "checkers/checker.h"
+#include "checkers/replica_comparison.h"
 
 namespace lockstep {
 
@@ -9,6 +10,10 @@ class BuffersChecker : public Checker {
  public:
   std::string_view name() const override { return "buffers"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
+  std::unique_ptr<StepJudge> StartJudge() const override;
+
+ private:
+  ReplicaComparison what() const;
 };
 
 }  // namespace lockstep

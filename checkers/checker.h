@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checkers/step_judge.h"
 #include "harness/result/finding.h"
 #include "harness/result/launch_report.h"
 #include "harness/scenario/scenario.h"
@@ -26,7 +27,12 @@ struct CheckContext {
   const std::vector<RankTrace>* repeat = nullptr;     // a second run, for `determinism`
   std::filesystem::path fixtures_dir{};        // for `golden`
   std::string platform{};                      // platform fingerprint, for `golden`
+  // The run's traces were streamed (checkers/streamed_traces.h): `traces` holds every record but
+  // the steps' tensors, which only the step judges saw. A checker that reads tensors and has no
+  // judge must not be handed such traces; RunCheckers turns that into an error finding.
+  bool steps_without_tensors = false;
 };
+
 
 class Checker {
  public:
@@ -40,6 +46,14 @@ class Checker {
   // Whether it judges how the launcher saw the ranks end (crash, hang): `lockstep check` sees
   // only the traces and skips it.
   virtual bool needs_launch() const { return false; }
+  // Whether it reads StepRecord::tensors. True unless a checker says otherwise, so one that says
+  // nothing is handed whole traces (slow, never wrong).
+  virtual bool reads_tensors() const { return true; }
+  // A checker that reads tensors step by step returns a fresh judge (checkers/step_judge.h) and
+  // its Check() is JudgeInMemory over one; the runs' traces then stream through the judge and are
+  // never held whole. nullptr: it reads no tensors, or reads them across steps and needs whole
+  // traces (reference, golden, determinism: docs/ARCHITECTURE.md says why).
+  virtual std::unique_ptr<StepJudge> StartJudge() const { return nullptr; }
 };
 
 }  // namespace lockstep

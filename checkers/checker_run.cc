@@ -22,6 +22,15 @@ CheckerRun RunCheckers(const std::vector<std::string>& names, const CheckContext
     std::vector<Finding> found;
     if (auto instead = options.findings_instead.find(verdict.checker); instead != options.findings_instead.end()) {
       found = instead->second;
+    } else if (auto judge = options.judges.find(verdict.checker); judge != options.judges.end()) {
+      found = judge->second->Finish(context);
+    } else if (context.steps_without_tensors && checker->reads_tensors()) {
+      Finding f;
+      f.checker = verdict.checker;
+      f.outcome = FindingOutcome::kError;
+      f.message = "harness error: " + verdict.checker +
+                  " reads tensors, but the run's traces were streamed without them and it had no step judge fed";
+      found.push_back(std::move(f));
     } else {
       found = checker->Check(context);
     }

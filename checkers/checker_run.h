@@ -19,6 +19,9 @@ struct CheckerRunOptions {
   std::map<std::string, std::string> skip;
   // Checker -> findings that stand for its run: a companion run it needs did not complete.
   std::map<std::string, std::vector<Finding>> findings_instead;
+  // Checker -> its judge, already fed every step of the run (ReadTracesFor): its findings are the
+  // judge's Finish, not Check() on the context's traces, whose steps have no tensors.
+  std::map<std::string, StepJudge*> judges;
 };
 
 struct CheckerRun {
@@ -27,7 +30,10 @@ struct CheckerRun {
   ExpectationVerdict expectation;
 };
 
-// The checkers come from MakeCheckers (an unknown name is an error finding of its own).
+// The checkers come from MakeCheckers (an unknown name is an error finding of its own). A
+// checker that reads tensors, has no judge in options.judges and is handed traces streamed
+// without tensors (context.steps_without_tensors) gets an error finding: the harness broke, and
+// no checker judges empty steps as if they were clean.
 CheckerRun RunCheckers(const std::vector<std::string>& names, const CheckContext& context,
                        const std::vector<ExpectedFinding>& expected, const CheckerRunOptions& options = {});
 

@@ -15,6 +15,7 @@ namespace lockstep {
 class CollectiveOrderChecker : public Checker {
  public:
   std::string_view name() const override { return "collective_order"; }
+  bool reads_tensors() const override { return false; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

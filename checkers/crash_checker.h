@@ -13,6 +13,7 @@ namespace lockstep {
 class CrashChecker : public Checker {
  public:
   std::string_view name() const override { return "crash"; }
+  bool reads_tensors() const override { return false; }
   bool needs_launch() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };

@@ -16,6 +16,7 @@ namespace lockstep {
 class DiscoveryCountChecker : public Checker {
  public:
   std::string_view name() const override { return "discovery_count"; }
+  bool reads_tensors() const override { return false; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

@@ -2,9 +2,12 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "checkers/internal/check_util.h"
+#include "checkers/step_judge.h"
 
 namespace lockstep {
 namespace {
@@ -22,47 +25,91 @@ std::vector<std::string> NonFinite(const StepRecord& s, std::string* first_tenso
   return what;
 }
 
+// Whether NonFinite would name anything.
+bool AnyNonFinite(const StepRecord& s) {
+  if (s.step > 0 && (!std::isfinite(s.loss) || !std::isfinite(s.grad_norm))) return true;
+  for (const TensorRecord& t : s.tensors) {
+    if (!std::isfinite(t.norm)) return true;
+  }
+  return false;
+}
+
+// The first step with a non-finite value (what, per rank, and the tensors), and how many steps
+// had one after it: nothing that grows with steps.
+class FiniteJudge : public StepJudge {
+ public:
+  explicit FiniteJudge(std::string checker) : checker_(std::move(checker)) {}
+
+  void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    if (first_) {  // after the first, a step is only counted: no words for every NaN of a dead run
+      for (const StepRecord* record : records) {
+        if (record != nullptr && AnyNonFinite(*record)) {
+          ++later_steps_;
+          last_step_ = step;
+          return;
+        }
+      }
+      return;
+    }
+    std::map<int, std::vector<std::string>> by_rank;
+    std::string first_tensor;
+    std::vector<std::string> tensors;
+    std::set<std::string> listed;
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (records[r] == nullptr) continue;
+      std::string tensor;
+      std::vector<std::string> what = NonFinite(*records[r], &tensor);
+      if (what.empty()) continue;
+      by_rank[static_cast<int>(r)] = std::move(what);
+      if (first_tensor.empty()) first_tensor = tensor;
+      for (const TensorRecord& t : records[r]->tensors) {
+        if (!std::isfinite(t.norm) && listed.insert(t.name).second) tensors.push_back(t.name);
+      }
+    }
+    if (by_rank.empty()) return;
+    first_ = step;
+    by_rank_ = std::move(by_rank);
+    first_tensor_ = std::move(first_tensor);
+    tensors_ = std::move(tensors);
+  }
+
+  std::vector<Finding> Finish(const CheckContext&) override {
+    if (!first_) return {};
+    Finding f;
+    f.checker = checker_;
+    f.step = *first_;
+    f.tensor = first_tensor_;
+    f.tensors = tensors_;
+    std::vector<std::string> parts;
+    for (const auto& [rank, what] : by_rank_) {
+      f.ranks.push_back(rank);
+      parts.push_back("rank " + std::to_string(rank) + ": " + internal::JoinCapped(what, 4));
+    }
+    f.message = "non-finite values at step " + std::to_string(*first_) + ": " + internal::JoinCapped(parts, 8);
+    if (later_steps_ > 0) {
+      f.message += "; non-finite again at " + std::to_string(later_steps_) + " later step" +
+                   (later_steps_ == 1 ? "" : "s") + " (last: " + std::to_string(last_step_) + ")";
+      f.details["later_steps"] = std::to_string(later_steps_);
+    }
+    return {f};
+  }
+
+ private:
+  std::string checker_;
+  std::optional<int64_t> first_;
+  std::map<int, std::vector<std::string>> by_rank_;  // at the first step
+  std::string first_tensor_;
+  std::vector<std::string> tensors_;
+  int64_t later_steps_ = 0;
+  int64_t last_step_ = 0;
+};
+
 }  // namespace
 
 std::vector<Finding> FiniteChecker::Check(const CheckContext& context) const {
-  // step -> rank -> what is not finite
-  std::map<int64_t, std::map<int, std::vector<std::string>>> bad;
-  std::map<int64_t, std::string> first_tensor;
-  for (size_t r = 0; r < context.traces.size(); ++r) {
-    if (!internal::HasData(context.traces[r])) continue;
-    for (const StepRecord& s : context.traces[r].steps) {
-      std::string tensor;
-      std::vector<std::string> what = NonFinite(s, &tensor);
-      if (what.empty()) continue;
-      bad[s.step][static_cast<int>(r)] = std::move(what);
-      if (!tensor.empty() && first_tensor[s.step].empty()) first_tensor[s.step] = tensor;
-    }
-  }
-  if (bad.empty()) return {};
-
-  const auto& [step, by_rank] = *bad.begin();
-  Finding f;
-  f.checker = std::string(name());
-  f.step = step;
-  f.tensor = first_tensor[step];
-  std::vector<std::string> parts;
-  std::set<std::string> tensors;
-  for (const auto& [rank, what] : by_rank) {
-    f.ranks.push_back(rank);
-    parts.push_back("rank " + std::to_string(rank) + ": " + internal::JoinCapped(what, 4));
-  }
-  for (const auto& [rank, what] : by_rank) {
-    for (const TensorRecord& t : internal::StepsByNumber(context.traces[rank]).at(step)->tensors) {
-      if (!std::isfinite(t.norm) && tensors.insert(t.name).second) f.tensors.push_back(t.name);
-    }
-  }
-  f.message = "non-finite values at step " + std::to_string(step) + ": " + internal::JoinCapped(parts, 8);
-  if (bad.size() > 1) {
-    f.message += "; non-finite again at " + std::to_string(bad.size() - 1) + " later step" +
-                 (bad.size() == 2 ? "" : "s") + " (last: " + std::to_string(bad.rbegin()->first) + ")";
-    f.details["later_steps"] = std::to_string(bad.size() - 1);
-  }
-  return {f};
+  return JudgeInMemory(*StartJudge(), name(), context);
 }
+
+std::unique_ptr<StepJudge> FiniteChecker::StartJudge() const { return std::make_unique<FiniteJudge>(std::string(name())); }
 
 }  // namespace lockstep

@@ -14,6 +14,7 @@ namespace lockstep {
 class HangChecker : public Checker {
  public:
   std::string_view name() const override { return "hang"; }
+  bool reads_tensors() const override { return false; }
   bool needs_launch() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };

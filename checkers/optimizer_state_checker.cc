@@ -4,8 +4,12 @@
 
 namespace lockstep {
 
-std::vector<Finding> OptimizerStateChecker::Check(const CheckContext& context) const {
-  return CompareReplicas(context, ReplicaComparison{std::string(name()), TensorKind::kOptimizerState, "replicated optimizer state tensors"});
+ReplicaComparison OptimizerStateChecker::what() const {
+  return ReplicaComparison{std::string(name()), TensorKind::kOptimizerState, "replicated optimizer state tensors"};
 }
+
+std::vector<Finding> OptimizerStateChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
+
+std::unique_ptr<StepJudge> OptimizerStateChecker::StartJudge() const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
@@ -47,79 +48,155 @@ std::string DescribeGroups(const TensorDivergence& d) {
 
 }  // namespace
 
-std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind) {
-  std::vector<std::map<int64_t, const StepRecord*>> steps_by_rank;
-  std::set<int64_t> all_steps;
-  for (const RankTrace& t : traces) {
-    steps_by_rank.push_back(internal::HasData(t) ? internal::StepsByNumber(t) : std::map<int64_t, const StepRecord*>{});
-    for (const auto& [step, record] : steps_by_rank.back()) all_steps.insert(step);
+std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
+                                                TensorKind kind) {
+  std::vector<int> ranks;  // ranks that recorded this step
+  std::vector<std::vector<const TensorRecord*>> listed;  // per rank: its tensors of `kind`, recording order
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (records[r] == nullptr) continue;
+    ranks.push_back(static_cast<int>(r));
+    listed.emplace_back();
+    for (const TensorRecord& t : records[r]->tensors) {
+      if (t.kind == kind && t.replicated) listed.back().push_back(&t);
+    }
   }
-
   std::vector<TensorDivergence> out;
-  for (int64_t step : all_steps) {
-    std::vector<int> ranks;  // ranks that recorded this step
-    std::vector<std::unordered_map<std::string, const TensorRecord*>> by_name;
-    std::vector<std::string> names;  // recording order, first rank first
-    std::set<std::string> seen;
-    for (size_t r = 0; r < steps_by_rank.size(); ++r) {
-      auto it = steps_by_rank[r].find(step);
-      if (it == steps_by_rank[r].end()) continue;
-      ranks.push_back(static_cast<int>(r));
-      by_name.emplace_back();
-      for (const TensorRecord& t : it->second->tensors) {
-        if (t.kind != kind || !t.replicated) continue;
-        by_name.back()[t.name] = &t;
-        if (seen.insert(t.name).second) names.push_back(t.name);
-      }
-    }
-    if (ranks.size() < 2) continue;
+  if (ranks.size() < 2) return out;
 
-    for (const std::string& name : names) {
-      std::vector<DigestGroup> groups;
-      for (size_t i = 0; i < ranks.size(); ++i) {
-        auto it = by_name[i].find(name);
-        std::optional<Digest128> digest;
-        double norm = 0.0;
-        if (it != by_name[i].end()) {
-          digest = it->second->digest;
-          norm = it->second->norm;
-        }
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const DigestGroup& x) { return x.digest == digest; });
-        if (g == groups.end()) groups.push_back(DigestGroup{{ranks[i]}, digest, norm});
-        else g->ranks.push_back(ranks[i]);
+  // Every rank listing the same names in the same order (the usual case) compares position by
+  // position; otherwise by name, names in recording order, first rank first, the last record of
+  // a name winning. Both give the same cells; the first saves a hash map per rank and step.
+  bool aligned = true;
+  for (size_t i = 1; i < listed.size() && aligned; ++i) {
+    aligned = listed[i].size() == listed[0].size();
+    for (size_t k = 0; k < listed[0].size() && aligned; ++k) aligned = listed[i][k]->name == listed[0][k]->name;
+  }
+  std::vector<std::string> names;
+  std::vector<std::unordered_map<std::string, const TensorRecord*>> by_name;
+  if (aligned) {
+    std::unordered_map<std::string, size_t> seen;
+    for (const TensorRecord* t : listed[0]) aligned = aligned && seen.emplace(t->name, 0).second;
+  }
+  if (!aligned) {
+    std::set<std::string> seen;
+    for (const auto& list : listed) {
+      by_name.emplace_back();
+      for (const TensorRecord* t : list) {
+        by_name.back()[t->name] = t;
+        if (seen.insert(t->name).second) names.push_back(t->name);
       }
-      if (groups.size() < 2) continue;
-      // Groups were created in rank order, so a stable sort by size keeps "lowest rank first"
-      // among equal sizes: without a majority, rank 0's group is the reference.
-      std::stable_sort(groups.begin(), groups.end(),
-                       [](const DigestGroup& a, const DigestGroup& b) { return a.ranks.size() > b.ranks.size(); });
-      TensorDivergence d;
-      d.step = step;
-      d.tensor = name;
-      d.kind = kind;
-      d.has_majority = groups.front().ranks.size() * 2 > ranks.size();
-      for (size_t g = 1; g < groups.size(); ++g) {
-        d.odd_ranks.insert(d.odd_ranks.end(), groups[g].ranks.begin(), groups[g].ranks.end());
-      }
-      std::sort(d.odd_ranks.begin(), d.odd_ranks.end());
-      d.groups = std::move(groups);
-      out.push_back(std::move(d));
     }
+  }
+  const size_t cells = aligned ? listed[0].size() : names.size();
+  for (size_t k = 0; k < cells; ++k) {
+    std::vector<DigestGroup> groups;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const TensorRecord* t = nullptr;
+      if (aligned) {
+        t = listed[i][k];
+      } else if (auto it = by_name[i].find(names[k]); it != by_name[i].end()) {
+        t = it->second;
+      }
+      std::optional<Digest128> digest;
+      double norm = 0.0;
+      if (t != nullptr) {
+        digest = t->digest;
+        norm = t->norm;
+      }
+      if (groups.size() == 1 && groups[0].digest == digest) {  // the common case: all agree so far
+        groups[0].ranks.push_back(ranks[i]);
+        continue;
+      }
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const DigestGroup& x) { return x.digest == digest; });
+      if (g == groups.end()) groups.push_back(DigestGroup{{ranks[i]}, digest, norm});
+      else g->ranks.push_back(ranks[i]);
+    }
+    if (groups.size() < 2) continue;
+    // Groups were created in rank order, so a stable sort by size keeps "lowest rank first"
+    // among equal sizes: without a majority, rank 0's group is the reference.
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const DigestGroup& a, const DigestGroup& b) { return a.ranks.size() > b.ranks.size(); });
+    TensorDivergence d;
+    d.step = step;
+    d.tensor = aligned ? listed[0][k]->name : names[k];
+    d.kind = kind;
+    d.has_majority = groups.front().ranks.size() * 2 > ranks.size();
+    for (size_t g = 1; g < groups.size(); ++g) {
+      d.odd_ranks.insert(d.odd_ranks.end(), groups[g].ranks.begin(), groups[g].ranks.end());
+    }
+    std::sort(d.odd_ranks.begin(), d.odd_ranks.end());
+    d.groups = std::move(groups);
+    out.push_back(std::move(d));
   }
   return out;
 }
 
-std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaComparison& what) {
-  const std::vector<TensorDivergence> divergences = FindDivergences(context.traces, what.kind);
-  if (divergences.empty()) return {};
+namespace {
 
-  const int64_t first_step = divergences.front().step;
-  std::vector<const TensorDivergence*> at_step;
-  std::set<int64_t> later_steps;
-  for (const TensorDivergence& d : divergences) {
-    if (d.step == first_step) at_step.push_back(&d);
-    else later_steps.insert(d.step);
+// Collects every cell, for FindDivergences.
+class CollectingJudge : public StepJudge {
+ public:
+  explicit CollectingJudge(TensorKind kind) : kind_(kind) {}
+  void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    std::vector<TensorDivergence> at = DivergencesAtStep(step, records, kind_);
+    all.insert(all.end(), std::make_move_iterator(at.begin()), std::make_move_iterator(at.end()));
   }
+  std::vector<Finding> Finish(const CheckContext&) override { return {}; }
+  std::vector<TensorDivergence> all;
+
+ private:
+  TensorKind kind_;
+};
+
+}  // namespace
+
+std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind) {
+  CollectingJudge judge(kind);
+  const Scenario scenario;
+  const LaunchReport launch;
+  JudgeInMemory(judge, "", CheckContext{scenario, traces, launch});
+  return std::move(judge.all);
+}
+
+namespace {
+
+// The first divergent step's cells, and how many steps diverged after it.
+class ReplicaJudge : public StepJudge {
+ public:
+  explicit ReplicaJudge(ReplicaComparison what) : what_(std::move(what)) {}
+  void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    std::vector<TensorDivergence> at = DivergencesAtStep(step, records, what_.kind);
+    if (at.empty()) return;
+    if (first_.empty()) {
+      first_ = std::move(at);
+    } else {
+      ++later_steps_;
+      last_step_ = step;
+    }
+  }
+  std::vector<Finding> Finish(const CheckContext&) override;
+
+ private:
+  ReplicaComparison what_;
+  std::vector<TensorDivergence> first_;
+  int64_t later_steps_ = 0;
+  int64_t last_step_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StepJudge> StartReplicaJudge(const ReplicaComparison& what) { return std::make_unique<ReplicaJudge>(what); }
+
+std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaComparison& what) {
+  return JudgeInMemory(*StartReplicaJudge(what), what.checker, context);
+}
+
+std::vector<Finding> ReplicaJudge::Finish(const CheckContext&) {
+  if (first_.empty()) return {};
+  const ReplicaComparison& what = what_;
+  const int64_t first_step = first_.front().step;
+  std::vector<const TensorDivergence*> at_step;
+  for (const TensorDivergence& d : first_) at_step.push_back(&d);
 
   Finding f;
   f.checker = what.checker;
@@ -170,11 +247,11 @@ std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaC
       msg += "; max relative norm difference " + FormatNumber(max_rel, 3);
     }
   }
-  if (!later_steps.empty()) {
-    msg += "; diverged again at " + std::to_string(later_steps.size()) + " later step" +
-           (later_steps.size() == 1 ? "" : "s") + " (last: " + std::to_string(*later_steps.rbegin()) + ")";
-    f.details["later_divergent_steps"] = std::to_string(later_steps.size());
-    f.details["last_divergent_step"] = std::to_string(*later_steps.rbegin());
+  if (later_steps_ > 0) {
+    msg += "; diverged again at " + std::to_string(later_steps_) + " later step" + (later_steps_ == 1 ? "" : "s") +
+           " (last: " + std::to_string(last_step_) + ")";
+    f.details["later_divergent_steps"] = std::to_string(later_steps_);
+    f.details["last_divergent_step"] = std::to_string(last_step_);
   }
   f.message = msg;
   f.details["groups"] = DescribeGroups(first);

@@ -3,11 +3,14 @@
 // names every divergent tensor there and the odd ranks by majority vote.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "checkers/checker.h"
+#include "checkers/step_judge.h"
 #include "harness/result/finding.h"
 #include "harness/trace/trace_record.h"
 
@@ -35,6 +38,11 @@ struct TensorDivergence {
 // Ranks are compared at the steps they recorded; a rank that died early is not compared after.
 std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind);
 
+// The divergent cells of `kind` at one step: records[r] is rank r's record of it, or null.
+// Fewer than two records: none. FindDivergences is this, step after step.
+std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
+                                                TensorKind kind);
+
 // Below this relative norm difference a divergence is called rounding-level in the message.
 inline constexpr double kRoundingLevelRelDiff = 1e-5;
 
@@ -45,6 +53,10 @@ struct ReplicaComparison {
 };
 
 // At most one finding: the first divergent step (later divergent steps are counted in it).
+// The judge keeps the first divergent step's cells and a count of the later ones, so its memory
+// does not grow with steps.
+std::unique_ptr<StepJudge> StartReplicaJudge(const ReplicaComparison& what);
+// The same judge driven over the traces in memory (JudgeInMemory).
 std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaComparison& what);
 
 }  // namespace lockstep

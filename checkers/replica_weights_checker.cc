@@ -4,8 +4,12 @@
 
 namespace lockstep {
 
-std::vector<Finding> ReplicaWeightsChecker::Check(const CheckContext& context) const {
-  return CompareReplicas(context, ReplicaComparison{std::string(name()), TensorKind::kParam, "parameters"});
+ReplicaComparison ReplicaWeightsChecker::what() const {
+  return ReplicaComparison{std::string(name()), TensorKind::kParam, "parameters"};
 }
+
+std::vector<Finding> ReplicaWeightsChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
+
+std::unique_ptr<StepJudge> ReplicaWeightsChecker::StartJudge() const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

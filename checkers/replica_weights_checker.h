@@ -3,6 +3,7 @@
 #pragma once
 
 #include "checkers/checker.h"
+#include "checkers/replica_comparison.h"
 
 namespace lockstep {
 
@@ -10,6 +11,10 @@ class ReplicaWeightsChecker : public Checker {
  public:
   std::string_view name() const override { return "replica_weights"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
+  std::unique_ptr<StepJudge> StartJudge() const override;
+
+ private:
+  ReplicaComparison what() const;
 };
 
 }  // namespace lockstep

@@ -10,6 +10,7 @@ namespace lockstep {
 class StartupChecker : public Checker {
  public:
   std::string_view name() const override { return "startup"; }
+  bool reads_tensors() const override { return false; }
   bool needs_launch() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };

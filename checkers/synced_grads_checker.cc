@@ -4,8 +4,12 @@
 
 namespace lockstep {
 
-std::vector<Finding> SyncedGradsChecker::Check(const CheckContext& context) const {
-  return CompareReplicas(context, ReplicaComparison{std::string(name()), TensorKind::kGrad, "gradients after sync"});
+ReplicaComparison SyncedGradsChecker::what() const {
+  return ReplicaComparison{std::string(name()), TensorKind::kGrad, "gradients after sync"};
 }
+
+std::vector<Finding> SyncedGradsChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
+
+std::unique_ptr<StepJudge> SyncedGradsChecker::StartJudge() const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

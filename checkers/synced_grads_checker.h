@@ -5,6 +5,7 @@
 #pragma once
 
 #include "checkers/checker.h"
+#include "checkers/replica_comparison.h"
 
 namespace lockstep {
 
@@ -12,6 +13,10 @@ class SyncedGradsChecker : public Checker {
  public:
   std::string_view name() const override { return "synced_grads"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
+  std::unique_ptr<StepJudge> StartJudge() const override;
+
+ private:
+  ReplicaComparison what() const;
 };
 
 }  // namespace lockstep

@@ -236,3 +236,12 @@ for a, b, c, d, e in rows:
 missed = sum(1 for r in rows if r[4] == "MISSED")
 print(f"\n{missed} target(s) missed; JSON and summary.md in {out}")
 PY
+
+# Analysis at scale, an extra step after the table (several minutes, ~1 GB of traces on disk):
+# bench/check_scale.sh times `lockstep check` of a synthetic 64-rank x 1000-step x 300-tensor run
+# -> OUT/check_scale/check_scale.md. LOCKSTEP_BENCH_SCALE=0 (or --table-only) skips it.
+if [[ $table_only -eq 0 && "${LOCKSTEP_BENCH_SCALE:-1}" != 0 ]]; then
+  echo
+  echo "== analysis at scale (bench/check_scale.sh; LOCKSTEP_BENCH_SCALE=0 skips it)"
+  "$root/bench/check_scale.sh" --build-dir "$build_dir" --out "$out_dir/check_scale"
+fi

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -18,9 +19,53 @@ std::string TensorLabel(const TensorRecord& t) {
 
 }  // namespace
 
-ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_divergent_cells) {
-  ScenarioSeries series;
+SeriesBuilder::SeriesBuilder(std::vector<int> ranks, size_t max_divergent_cells)
+    : ranks_(std::move(ranks)), max_divergent_cells_(max_divergent_cells) {}
 
+void SeriesBuilder::OnStep(int64_t step, const std::vector<const StepRecord*>& records) {
+  // y axis in model order: the order in which tensors first appear, lowest rank and step first.
+  for (auto& d : digests_) d.clear();
+  for (size_t r = 0; r < records.size() && r < ranks_.size(); ++r) {
+    const StepRecord* record = records[r];
+    if (record == nullptr) continue;
+    for (const TensorRecord& t : record->tensors) {
+      if (!t.replicated) continue;
+      std::string label = TensorLabel(t);
+      auto [it, inserted] = label_index_.emplace(label, series_.tensors.size());
+      if (inserted) {
+        series_.tensors.push_back(std::move(label));
+        digests_.emplace_back();
+      }
+      digests_[it->second].emplace_back(ranks_[r], t.digest);
+    }
+  }
+  for (size_t label = 0; label < digests_.size(); ++label) {
+    // Groups in order of their lowest rank, so rank 0's group comes first.
+    std::vector<std::pair<std::vector<int>, Digest128>> groups;
+    for (const auto& [rank, digest] : digests_[label]) {
+      // A structured binding cannot be captured in C++17 (clang refuses it): capture a copy.
+      auto g = std::find_if(groups.begin(), groups.end(), [d = digest](const auto& e) { return e.second == d; });
+      if (g == groups.end()) {
+        groups.push_back({{rank}, digest});
+      } else {
+        g->first.push_back(rank);
+      }
+    }
+    if (groups.size() < 2) continue;
+    if (series_.divergent_cells.size() >= max_divergent_cells_) {
+      ++series_.divergent_cells_omitted;
+      continue;
+    }
+    DivergenceCell cell;
+    cell.step = step;
+    cell.tensor = series_.tensors[label];
+    for (auto& [group_ranks, digest] : groups) cell.groups.emplace_back(std::move(group_ranks), digest.ToHex());
+    series_.divergent_cells.push_back(std::move(cell));
+  }
+}
+
+ScenarioSeries SeriesBuilder::Finish(const std::vector<RankTrace>& traces) {
+  ScenarioSeries series = std::move(series_);
   std::vector<const RankTrace*> ranks;
   for (const RankTrace& t : traces) ranks.push_back(&t);
   std::stable_sort(ranks.begin(), ranks.end(),
@@ -35,62 +80,11 @@ ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_dive
     index = series.steps.size();
     series.steps.push_back(step);
   }
-
-  // Per rank: step index -> its record (the last one, should a step appear twice).
-  std::vector<std::vector<const StepRecord*>> by_step(ranks.size(),
-                                                      std::vector<const StepRecord*>(series.steps.size()));
   for (size_t r = 0; r < ranks.size(); ++r) {
     std::vector<double> losses(series.steps.size(), std::numeric_limits<double>::quiet_NaN());
-    for (const StepRecord& s : ranks[r]->steps) {
-      const size_t i = step_index.at(s.step);
-      by_step[r][i] = &s;
-      losses[i] = s.loss;
-    }
+    // The last record of a step wins, should a step appear twice.
+    for (const StepRecord& s : ranks[r]->steps) losses[step_index.at(s.step)] = s.loss;
     series.loss_by_rank[ranks[r]->header.rank] = std::move(losses);
-  }
-
-  // y axis in model order: the order in which tensors first appear, lowest rank and step first.
-  std::unordered_map<std::string, size_t> label_index;
-  std::vector<std::vector<std::pair<int, Digest128>>> digests;  // per label, at the current step
-  for (size_t i = 0; i < series.steps.size(); ++i) {
-    for (auto& d : digests) d.clear();
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      const StepRecord* record = by_step[r][i];
-      if (record == nullptr) continue;
-      for (const TensorRecord& t : record->tensors) {
-        if (!t.replicated) continue;
-        std::string label = TensorLabel(t);
-        auto [it, inserted] = label_index.emplace(label, series.tensors.size());
-        if (inserted) {
-          series.tensors.push_back(std::move(label));
-          digests.emplace_back();
-        }
-        digests[it->second].emplace_back(ranks[r]->header.rank, t.digest);
-      }
-    }
-    for (size_t label = 0; label < digests.size(); ++label) {
-      // Groups in order of their lowest rank, so rank 0's group comes first.
-      std::vector<std::pair<std::vector<int>, Digest128>> groups;
-      for (const auto& [rank, digest] : digests[label]) {
-        // A structured binding cannot be captured in C++17 (clang refuses it): capture a copy.
-        auto g = std::find_if(groups.begin(), groups.end(), [d = digest](const auto& e) { return e.second == d; });
-        if (g == groups.end()) {
-          groups.push_back({{rank}, digest});
-        } else {
-          g->first.push_back(rank);
-        }
-      }
-      if (groups.size() < 2) continue;
-      if (series.divergent_cells.size() >= max_divergent_cells) {
-        ++series.divergent_cells_omitted;
-        continue;
-      }
-      DivergenceCell cell;
-      cell.step = series.steps[i];
-      cell.tensor = series.tensors[label];
-      for (auto& [group_ranks, digest] : groups) cell.groups.emplace_back(std::move(group_ranks), digest.ToHex());
-      series.divergent_cells.push_back(std::move(cell));
-    }
   }
 
   for (const RankTrace* t : ranks) {
@@ -110,6 +104,32 @@ ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_dive
     }
   }
   return series;
+}
+
+ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_divergent_cells) {
+  std::vector<const RankTrace*> ranks;
+  for (const RankTrace& t : traces) ranks.push_back(&t);
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const RankTrace* a, const RankTrace* b) { return a->header.rank < b->header.rank; });
+  std::vector<int> ids;
+  // Per rank: step -> its record (the last one, should a step appear twice).
+  std::vector<std::map<int64_t, const StepRecord*>> by_step;
+  std::set<int64_t> steps;
+  for (const RankTrace* t : ranks) {
+    ids.push_back(t->header.rank);
+    by_step.push_back(StepsByNumber(*t));
+    for (const auto& [step, record] : by_step.back()) steps.insert(step);
+  }
+  SeriesBuilder builder(std::move(ids), max_divergent_cells);
+  std::vector<const StepRecord*> records(ranks.size());
+  for (int64_t step : steps) {
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      auto it = by_step[r].find(step);
+      records[r] = it == by_step[r].end() ? nullptr : it->second;
+    }
+    builder.OnStep(step, records);
+  }
+  return builder.Finish(traces);
 }
 
 }  // namespace lockstep

@@ -6,10 +6,11 @@
 
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
+#include "checkers/streamed_traces.h"
 #include "harness/result/run_result_json.h"
 #include "harness/result/scenario_series.h"
 #include "harness/runner/run_directory.h"
-#include "harness/trace/trace_reader.h"
+#include "harness/trace/trace_stream.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -60,6 +61,13 @@ void FindScenarioFolders(const fs::path& dir, const std::string& prefix, int dep
   }
 }
 
+// The header of a trace, read without reading the rest (a rank's trace of a long run is large).
+Result<TraceHeader> HeaderOf(const fs::path& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<RankTraceStream> stream, RankTraceStream::Open(path));
+  LOCKSTEP_RETURN_IF_ERROR(stream->ReadHeader());
+  return stream->trace().header;
+}
+
 }  // namespace
 
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir) {
@@ -72,8 +80,8 @@ Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir)
     if (folder.filename().empty()) folder = folder.parent_path();
     if (folder.filename() == "traces") folder = folder.parent_path();
     std::string id = folder.filename().string();
-    if (Result<RankTrace> first = ReadTrace(traces / TraceFileName(0)); first.ok() && !first->header.scenario_id.empty()) {
-      id = first->header.scenario_id;
+    if (Result<TraceHeader> first = HeaderOf(traces / TraceFileName(0)); first.ok() && !first->scenario_id.empty()) {
+      id = first->scenario_id;
     }
     return std::vector<RecordedScenario>{{id, traces}};
   }
@@ -122,16 +130,26 @@ ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::opti
   int world = ranks.value_or(highest.value_or(-1) + 1);
   if (!ranks) {
     // Rank 0's header knows the world size, so a missing last rank is still noticed.
-    if (Result<RankTrace> first = ReadTrace(recorded.trace_dir / TraceFileName(0)); first.ok()) {
-      world = std::max(world, first->header.world_size);
+    if (Result<TraceHeader> first = HeaderOf(recorded.trace_dir / TraceFileName(0)); first.ok()) {
+      world = std::max(world, first->world_size);
     }
   }
   if (world < 1) return error(recorded.trace_dir.string() + ": no " + TraceFileName(0));
   if (highest && *highest >= world) {
     return error((recorded.trace_dir / TraceFileName(*highest)).string() + " is past --ranks " + std::to_string(world));
   }
-  Result<std::vector<RankTrace>> traces = ReadTraceDir(recorded.trace_dir, world);
-  if (!traces.ok()) return error(traces.status().ToString());
+  // Every checker that judges from traces alone, fed as the traces stream (checkers/streamed_traces.h).
+  const std::vector<std::string> checks = CheckerNames();
+  CheckerRunOptions options;
+  std::vector<std::string> judged;
+  for (const std::unique_ptr<Checker>& checker : MakeCheckers(checks)) {
+    std::string why = WhyNotWithoutScenario(*checker, /*have_launch=*/false);
+    if (!why.empty()) options.skip[std::string(checker->name())] = why;
+    else judged.emplace_back(checker->name());
+  }
+  Result<StreamedTraces> streamed = ReadTracesFor(judged, recorded.trace_dir, world);
+  if (!streamed.ok()) return error(streamed.status().ToString());
+  const std::vector<RankTrace>* traces = &streamed->traces;
   result.ranks = world;
 
   std::vector<std::string> missing;
@@ -154,20 +172,17 @@ ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::opti
   scenario.name = recorded.id;
   scenario.ranks = world;
   scenario.steps = steps;
-  scenario.checks = CheckerNames();
+  scenario.checks = checks;
   LaunchReport launch;  // none: no checker that needs one runs
-  CheckerRunOptions options;
-  for (const std::unique_ptr<Checker>& checker : MakeCheckers(scenario.checks)) {
-    std::string why = WhyNotWithoutScenario(*checker, /*have_launch=*/false);
-    if (!why.empty()) options.skip[std::string(checker->name())] = why;
-  }
-  const CheckContext context{scenario, *traces, launch};
+  CheckContext context{scenario, *traces, launch};
+  context.steps_without_tensors = !streamed->whole;
+  options.judges = streamed->judges_by_name();
   CheckerRun checked = RunCheckers(scenario.checks, context, {}, options);
   result.findings = std::move(checked.findings);
   result.checkers = std::move(checked.verdicts);
   result.outcome = checked.expectation.outcome;
   result.reason = checked.expectation.reason;
-  result.series = BuildSeries(*traces);
+  result.series = std::move(streamed->series);
   return finish(result);
 }
 

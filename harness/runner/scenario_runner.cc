@@ -231,8 +231,18 @@ Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario&
     };
   }
   LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, launcher_->Launch(spec, progress));
-  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<RankTrace> traces, ReadTraceDir(spec.trace_dir, spec.ranks));
-  return LaunchOutput{std::move(report), std::move(traces)};
+  if (run != RankRun::kMain) {
+    LOCKSTEP_ASSIGN_OR_RETURN(StreamedTraces whole, ReadTracesWhole(spec.trace_dir, spec.ranks, "a companion run"));
+    return LaunchOutput{std::move(report), std::move(whole)};
+  }
+  // The checkers that will judge this launch (those a run without a scenario file skips are left out).
+  std::vector<std::string> judged;
+  for (const std::unique_ptr<Checker>& checker : MakeCheckers(ChecksFor(scenario.checks, report))) {
+    if (options_.no_scenario_file && !WhyNotWithoutScenario(*checker, /*have_launch=*/true).empty()) continue;
+    judged.emplace_back(checker->name());
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(StreamedTraces streamed, ReadTracesFor(judged, spec.trace_dir, spec.ranks));
+  return LaunchOutput{std::move(report), std::move(streamed)};
 }
 
 ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
@@ -325,40 +335,42 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       interrupted_ = true;
       result.outcome = Outcome::kError;
       result.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
-      result.series = BuildSeries(run->traces);
+      result.series = std::move(run->read.series);
       return finish(result);
     case LaunchEnding::kRankError:
       // The harness failed on a rank (configuration, environment, internal, trace I/O): no
       // verdict on the system under test, and the rank's own message says why.
       result.outcome = Outcome::kError;
       result.reason = launch.message;
-      result.series = BuildSeries(run->traces);
+      result.series = std::move(run->read.series);
       return finish(result);
     case LaunchEnding::kStartupTimeout: {
       // Some ranks never started: the other checkers have nothing to compare.
-      CheckerRun checked = RunCheckers({"startup"}, CheckContext{scenario, run->traces, launch}, scenario.expect_fail);
+      CheckContext context{scenario, run->read.traces, launch};
+      context.steps_without_tensors = !run->read.whole;
+      CheckerRun checked = RunCheckers({"startup"}, context, scenario.expect_fail);
       result.findings = std::move(checked.findings);
       result.checkers = std::move(checked.verdicts);
       result.outcome = checked.expectation.outcome;
       result.reason = launch.message;
-      result.series = BuildSeries(run->traces);
+      result.series = std::move(run->read.series);
       return finish(result);
     }
     case LaunchEnding::kTimeout:
       result.outcome = Outcome::kTimeout;
       result.reason = "ran past timeout_s = " + std::to_string(scenario.timeout_s) + " s; " + launch.message;
-      result.series = BuildSeries(run->traces);
+      result.series = std::move(run->read.series);
       return finish(result);
     default:
       break;
   }
   if (options_.no_scenario_file) {
-    for (const RankTrace& t : run->traces) {
+    for (const RankTrace& t : run->read.traces) {
       if (result.backend.empty()) result.backend = t.header.backend;
       for (const StepRecord& s : t.steps) result.steps = std::max(result.steps, s.step);
     }
     // A program that is not lockstep's: without a trace or a step there is nothing to judge.
-    if (std::string nothing = NothingToCheck(run->traces, launch, dir); !nothing.empty()) {
+    if (std::string nothing = NothingToCheck(run->read.traces, launch, dir); !nothing.empty()) {
       result.outcome = Outcome::kError;
       result.reason = nothing;
       return finish(result);
@@ -408,24 +420,26 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   if (!interrupted_during.empty()) {
     result.outcome = Outcome::kError;
     result.reason = "interrupted (SIGINT/SIGTERM) during the " + interrupted_during + " run; the ranks were stopped";
-    result.series = BuildSeries(run->traces);
+    result.series = std::move(run->read.series);
     return finish(result);
   }
 
-  CheckContext context{scenario, run->traces, launch};
-  context.reference = reference ? &reference->traces : nullptr;
-  context.reference_split = reference_split ? &reference_split->traces : nullptr;
-  context.repeat = repeat ? &repeat->traces : nullptr;
+  CheckContext context{scenario, run->read.traces, launch};
+  context.steps_without_tensors = !run->read.whole;
+  context.reference = reference ? &reference->read.traces : nullptr;
+  context.reference_split = reference_split ? &reference_split->read.traces : nullptr;
+  context.repeat = repeat ? &repeat->read.traces : nullptr;
   context.fixtures_dir = options_.fixtures_dir;
   context.platform = PlatformFingerprint(scenario);
 
+  check_options.judges = run->read.judges_by_name();
   CheckerRun checked = RunCheckers(ChecksFor(scenario.checks, launch), context, scenario.expect_fail, check_options);
   result.findings = std::move(checked.findings);
   result.checkers = std::move(checked.verdicts);
   result.outcome = checked.expectation.outcome;
   result.reason = checked.expectation.reason;
-  result.series = BuildSeries(run->traces);
-  HoldInBandAgainstPostRun(run->traces, &result);
+  result.series = std::move(run->read.series);
+  HoldInBandAgainstPostRun(run->read.traces, &result);
   return finish(result);
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "checkers/streamed_traces.h"
 #include "harness/result/run_result.h"
 #include "harness/runner/rank_launcher.h"
 #include "harness/runner/rank_program.h"
@@ -31,10 +32,12 @@ class ScenarioRunner {
   bool interrupted() const { return interrupted_; }
 
  private:
-  // One launch of the scenario (the run itself, its 1-rank reference, its repeat).
+  // One launch of the scenario (the run itself, its 1-rank reference, its repeat). The run's own
+  // traces stream through the judges of the checkers it will run (checkers/streamed_traces.h);
+  // a companion's are read whole, for the checker that compares with it.
   struct LaunchOutput {
     LaunchReport report;
-    std::vector<RankTrace> traces;
+    StreamedTraces read;
   };
   // `dir`: the scenario's folder for the main run, the companion's folder inside it otherwise.
   Result<LaunchOutput> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
