@@ -280,7 +280,9 @@ TEST(TraceFixtureTest, VersionTwoRunOfTheReferenceTrainerReads) {
         const TensorRecord& rank0 = (*traces)[0].steps[k].tensors[i];
         EXPECT_FALSE(mine.name.empty());
         EXPECT_EQ(mine.name, rank0.name);
-        if (mine.replicated) EXPECT_EQ(mine.digest, rank0.digest) << mine.name << " step " << k;
+        if (mine.replicated) {
+          EXPECT_EQ(mine.digest, rank0.digest) << mine.name << " step " << k;
+        }
       }
     }
   }
