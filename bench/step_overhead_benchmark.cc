@@ -55,7 +55,9 @@ enum class Mode { kPlain, kChecks, kFailFast };
 // same per parameter whatever the data; the step costs per parameter and per token, so the two
 // variants show which way the overhead moves. many_tensors (4x the layers: 4x the tensors of the
 // same shapes, under mpirun only) shows what grows with the tensor count.
-enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors };
+// tokens_x64 (64x the tokens: 2048 per rank, still far fewer than a real job's sequence length
+// times micro-batch) shows where the per-token step leaves the per-tensor checks.
+enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors, kTokensX64 };
 
 // scenarios/clean/ddp_transformer.yaml (LOCKSTEP_BENCH_SCENARIO overrides the file), adjusted.
 Result<Scenario> LoadScenario(Config config) {
@@ -78,6 +80,7 @@ Result<Scenario> LoadScenario(Config config) {
     s->model.layers = 4;
   }
   if (config == Config::kLargeBatch) s->data.batch_per_rank *= 8;
+  if (config == Config::kTokensX64) s->data.batch_per_rank *= 64;
   // 4x the layers, so 4x the tensors of the same shapes: what grows with the tensor count.
   if (config == Config::kManyTensors) s->model.layers *= 4;
   return s;
@@ -313,6 +316,8 @@ BENCHMARK_CAPTURE(BM_StepOverhead, large_model, Config::kLargeModel)
     ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_batch, Config::kLargeBatch)
     ->Iterations(100)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StepOverhead, tokens_x64, Config::kTokensX64)
+    ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MpiStepOverhead, default_transformer, Config::kDefault)
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_model, Config::kLargeModel)
@@ -321,6 +326,8 @@ BENCHMARK_CAPTURE(BM_MpiStepOverhead, large_batch, Config::kLargeBatch)
     ->Iterations(60)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MpiStepOverhead, many_tensors, Config::kManyTensors)
     ->Iterations(50)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MpiStepOverhead, tokens_x64, Config::kTokensX64)
+    ->Iterations(8)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lockstep
