@@ -11,6 +11,8 @@
 #include "harness/cli/testing/run_program.h"
 #include "harness/diff/testing/canned_traces.h"
 #include "harness/result/run_result_json.h"
+#include "harness/trace/trace_record_json.h"
+#include "harness/trace/trace_stream.h"
 
 namespace lockstep {
 namespace {
@@ -75,6 +77,47 @@ TEST_F(DiffCommandTest, ABitflipNamesItsStepTensorAndRank) {
   EXPECT_EQ(json["scenarios"][0]["first_difference"]["step"], 3);
   EXPECT_EQ(json["scenarios"][0]["first_difference"]["tensors"][0]["name"], "fc2.weight");
   EXPECT_EQ(json["scenarios"][0]["first_difference"]["tensors"][0]["ranks"], nlohmann::json::array({1}));
+}
+
+// Rewrites every trace of run `name` in lockstep.trace/1: each record as `lockstep trace dump`
+// prints it (a step with its tensors inline), the header's schema set to 1.0.
+void RewriteAsVersionOne(const fs::path& run) {
+  for (const auto& entry : fs::recursive_directory_iterator(run)) {
+    if (entry.path().extension() != ".trace") continue;
+    auto stream = RankTraceStream::Open(entry.path());
+    ASSERT_TRUE(stream.ok());
+    std::string text;
+    for (;;) {
+      auto record = (*stream)->NextRecord();
+      ASSERT_TRUE(record.ok()) << record.status().ToString();
+      if (!*record) break;
+      if (auto* header = std::get_if<TraceHeader>(&**record)) header->schema = "lockstep.trace/1.0";
+      text += TraceRecordToJson(**record) + "\n";
+    }
+    std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << text;
+  }
+}
+
+// A nightly job compares tonight's run with a baseline written before lockstep.trace/2.
+TEST_F(DiffCommandTest, ARunOfTheOldTraceFormatDiffsAgainstOneOfTheNew) {
+  WriteRun("baseline", CannedTraces(4, 5));
+  RewriteAsVersionOne(root_ / "baseline");
+  std::ifstream first(root_ / "baseline" / "inject/bitflip" / "traces" / "rank-0.trace");
+  std::string header;
+  std::getline(first, header);
+  ASSERT_THAT(header, HasSubstr(R"("schema":"lockstep.trace/1.0")"));
+  WriteRun("good", CannedTraces(4, 5));
+  auto flipped = CannedTraces(4, 5);
+  testing::Corrupt(flipped, 1, TensorKind::kParam, "fc2.weight", 3);
+  WriteRun("tonight", flipped);
+
+  ProgramResult same = Lockstep({"diff", "baseline", "good"});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("inject/bitflip: identical (4 ranks, 6 steps"));
+  ProgramResult r = Lockstep({"diff", "baseline", "tonight"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inject/bitflip: DIFFERENT from step 3"));
+  EXPECT_THAT(r.out, HasSubstr("tensor fc2.weight (param) differs on ranks [1]:"));
 }
 
 TEST_F(DiffCommandTest, BadInputExitsTwo) {
