@@ -26,7 +26,7 @@ namespace lockstep {
 struct StreamedTraces {
   std::vector<RankTrace> traces;  // index = rank; folded: steps without tensors, unless `whole`
   // Read whole instead (ReadTraceDir): a checker asked for reads tensors without a judge
-  // (golden, determinism), or a rank's step numbers went backwards, which a merge by
+  // (determinism), or a rank's step numbers went backwards, which a merge by
   // step number cannot stream. Then `judges` is empty and every checker runs its Check().
   bool whole = false;
   std::string why_whole;

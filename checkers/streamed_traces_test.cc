@@ -10,6 +10,7 @@
 
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
+#include "checkers/golden_file.h"
 #include "checkers/testing/canned_run.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/result/run_result_json.h"
@@ -262,6 +263,37 @@ TEST(StreamedTracesTest, ReferenceJudgesTheStreamAgainstItsCompanionsAsInMemory)
   }
 }
 
+// golden, started with its golden file, compares the final tensors as the final step streams past
+// and the loss curve from the folded steps: the same findings as in memory, blessed or not.
+TEST(StreamedTracesTest, GoldenJudgesTheStreamAsInMemory) {
+  const std::string platform = "libtorch-test_gloo_cpu";
+  for (const std::string what : {"blessed", "tensor differs", "loss differs", "no golden file"}) {
+    SCOPED_TRACE(what);
+    CannedRun run(4, 5);
+    testing::TempDir fixtures;
+    if (what != "no golden file") ASSERT_TRUE(WriteGolden(fixtures.path(), run.scenario.name, platform, run.traces).ok());
+    if (what == "tensor differs") {
+      for (int rank = 0; rank < 4; ++rank) run.Tensor(rank, 5, TensorKind::kParam, "w1").digest = Digest128{};
+    }
+    if (what == "loss differs") run.Step(1, 3).loss += 1.0;
+    testing::TempDir dir;
+    WriteRun(run, dir.path());
+    JudgeStart start;
+    start.tolerances = run.scenario.tolerances;
+    start.scenario_name = run.scenario.name;
+    start.fixtures_dir = fixtures.path();
+    start.platform = platform;
+    const Judged streamed = Streamed({"golden"}, dir.path(), 4, run.scenario, run.launch, start);
+    ASSERT_FALSE(streamed.streamed.whole) << streamed.streamed.why_whole;
+    CheckContext context = run.Context();
+    context.fixtures_dir = fixtures.path();
+    context.platform = platform;
+    const CheckerRun memory = RunCheckers({"golden"}, context, {});
+    EXPECT_EQ(Describe(streamed.run), Describe(memory));
+    EXPECT_EQ(streamed.run.findings.empty(), what == "blessed");
+  }
+}
+
 // A rank that died early simply ends: the others are still compared after its last step.
 TEST(StreamedTracesTest, ARankEndingEarlyIsNotComparedAfterItsEnd) {
   CannedRun run(4, 8);
@@ -322,7 +354,7 @@ TEST(StreamedTracesTest, MemoryDoesNotGrowWithSteps) {
     ASSERT_EQ(judge.steps.size(), static_cast<size_t>(steps + 1));
     for (size_t i = 0; i < judge.steps.size(); ++i) EXPECT_EQ(judge.steps[i], static_cast<int64_t>(i));
 
-    auto streamed = ReadTracesFor(CheckerNames(), dir.path(), 3);  // golden, determinism need whole traces ...
+    auto streamed = ReadTracesFor(CheckerNames(), dir.path(), 3);  // determinism needs whole traces ...
     ASSERT_TRUE(streamed.ok());
     EXPECT_TRUE(streamed->whole);
     EXPECT_NE(streamed->why_whole.find("reads tensors across steps"), std::string::npos);

@@ -443,6 +443,9 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     start.tolerances = scenario.tolerances;
     start.reference = reference ? &reference->read.traces : nullptr;
     start.reference_split = reference_split ? &reference_split->read.traces : nullptr;
+    start.scenario_name = scenario.name;
+    start.fixtures_dir = options_.fixtures_dir;
+    start.platform = PlatformFingerprint(scenario);
     run = ReadRunTraces(scenario, launch, dir, start);
     if (!run.ok()) {
       result.outcome = Outcome::kError;
