@@ -10,6 +10,6 @@ ReplicaComparison BuffersChecker::what() const {
 
 std::vector<Finding> BuffersChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
 
-std::unique_ptr<StepJudge> BuffersChecker::StartJudge() const { return StartReplicaJudge(what()); }
+std::unique_ptr<StepJudge> BuffersChecker::StartJudge(const JudgeStart& /*start*/) const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -10,7 +10,7 @@ class BuffersChecker : public Checker {
  public:
   std::string_view name() const override { return "buffers"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
-  std::unique_ptr<StepJudge> StartJudge() const override;
+  std::unique_ptr<StepJudge> StartJudge(const JudgeStart& start) const override;
 
  private:
   ReplicaComparison what() const;

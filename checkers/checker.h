@@ -51,9 +51,13 @@ class Checker {
   virtual bool reads_tensors() const { return true; }
   // A checker that reads tensors step by step returns a fresh judge (checkers/step_judge.h) and
   // its Check() is JudgeInMemory over one; the runs' traces then stream through the judge and are
-  // never held whole. nullptr: it reads no tensors, or reads them across steps and needs whole
-  // traces (reference, golden, determinism: docs/ARCHITECTURE.md says why).
-  virtual std::unique_ptr<StepJudge> StartJudge() const { return nullptr; }
+  // never held whole. `start`: what it compares with (reference's companion runs, golden's file).
+  // nullptr: it reads no tensors, or reads them across steps of two runs and needs whole traces
+  // (determinism: docs/ARCHITECTURE.md says why).
+  virtual std::unique_ptr<StepJudge> StartJudge(const JudgeStart& start) const {
+    (void)start;
+    return nullptr;
+  }
 };
 
 }  // namespace lockstep

@@ -107,9 +107,9 @@ class FiniteJudge : public StepJudge {
 }  // namespace
 
 std::vector<Finding> FiniteChecker::Check(const CheckContext& context) const {
-  return JudgeInMemory(*StartJudge(), name(), context);
+  return JudgeInMemory(*StartJudge({}), name(), context);
 }
 
-std::unique_ptr<StepJudge> FiniteChecker::StartJudge() const { return std::make_unique<FiniteJudge>(std::string(name())); }
+std::unique_ptr<StepJudge> FiniteChecker::StartJudge(const JudgeStart& /*start*/) const { return std::make_unique<FiniteJudge>(std::string(name())); }
 
 }  // namespace lockstep

@@ -10,6 +10,6 @@ ReplicaComparison OptimizerStateChecker::what() const {
 
 std::vector<Finding> OptimizerStateChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
 
-std::unique_ptr<StepJudge> OptimizerStateChecker::StartJudge() const { return StartReplicaJudge(what()); }
+std::unique_ptr<StepJudge> OptimizerStateChecker::StartJudge(const JudgeStart& /*start*/) const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -11,7 +11,7 @@ class OptimizerStateChecker : public Checker {
  public:
   std::string_view name() const override { return "optimizer_state"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
-  std::unique_ptr<StepJudge> StartJudge() const override;
+  std::unique_ptr<StepJudge> StartJudge(const JudgeStart& start) const override;
 
  private:
   ReplicaComparison what() const;

@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "checkers/internal/check_util.h"
 #include "checkers/loss_curve.h"
@@ -110,23 +113,35 @@ struct ShardLayout {
   bool empty() const { return rank_range.empty(); }
 };
 
-ShardLayout Zero1Layout(const std::vector<RankTrace>& traces) {
-  ShardLayout layout;
-  for (size_t r = 0; r < traces.size(); ++r) {
-    if (traces[r].steps.empty()) continue;
-    const StepRecord& last = traces[r].steps.back();
-    int64_t offset = 0;
-    for (const TensorRecord& t : last.tensors) {
-      if (t.kind == TensorKind::kParam) {
-        layout.param_range.emplace(t.name, std::make_pair(offset, offset + t.numel));
-        offset += t.numel;
-      }
-      const std::string prefix = "zero1.grad_shard";
-      if (t.kind == TensorKind::kGrad && !t.replicated && t.name.rfind(prefix, 0) == 0) {
-        const int64_t shard = std::atoll(t.name.c_str() + prefix.size());
-        layout.rank_range[static_cast<int>(r)] = {shard * t.numel, (shard + 1) * t.numel};
-      }
+// One rank's part of the layout, from one of its step records.
+struct RankLayout {
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> params;  // recording order
+  std::optional<std::pair<int64_t, int64_t>> shard;
+};
+
+RankLayout LayoutOf(const StepRecord& record) {
+  RankLayout layout;
+  int64_t offset = 0;
+  const std::string prefix = "zero1.grad_shard";
+  for (const TensorRecord& t : record.tensors) {
+    if (t.kind == TensorKind::kParam) {
+      layout.params.emplace_back(t.name, std::make_pair(offset, offset + t.numel));
+      offset += t.numel;
     }
+    if (t.kind == TensorKind::kGrad && !t.replicated && t.name.rfind(prefix, 0) == 0) {
+      const int64_t shard = std::atoll(t.name.c_str() + prefix.size());
+      layout.shard = std::make_pair(shard * t.numel, (shard + 1) * t.numel);
+    }
+  }
+  return layout;
+}
+
+// The ranks' parts together: a parameter's range as the lowest rank with one records it.
+ShardLayout Zero1Layout(const std::map<int, RankLayout>& ranks) {
+  ShardLayout layout;
+  for (const auto& [rank, part] : ranks) {
+    for (const auto& [name, range] : part.params) layout.param_range.emplace(name, range);
+    if (part.shard) layout.rank_range[rank] = *part.shard;
   }
   return layout;
 }
@@ -147,78 +162,63 @@ std::vector<int> ShardOwners(const ShardLayout& layout, const std::vector<std::s
   return owners;
 }
 
-}  // namespace
-
-std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const {
-  Finding f;
-  f.checker = std::string(name());
-  if (!context.reference || context.reference->empty() || !internal::HasData(context.reference->front())) {
-    f.outcome = FindingOutcome::kError;
-    f.message = "no 1-rank reference run to compare with";
-    return {f};
+// The judge: made with the two 1-rank references (small, held whole), it compares each step of
+// the N-rank run as it streams and keeps only the first differing step's finding and counters.
+class ReferenceJudge : public StepJudge {
+ public:
+  ReferenceJudge(std::string checker, const JudgeStart& start)
+      : checker_(std::move(checker)), rtol_(start.tolerances.reference_rtol), atol_(start.tolerances.reference_atol) {
+    have_reference_ = start.reference && !start.reference->empty() && internal::HasData(start.reference->front());
+    if (!have_reference_) return;
+    ref_loss_ = MeanLossCurve(*start.reference);
+    ref_norms_ = ReplicatedNorms(start.reference->front());
+    // Without the split reference there is no noise measurement: the floor alone applies.
+    have_split_ = start.reference_split && !start.reference_split->empty() &&
+                  internal::HasData(start.reference_split->front());
+    if (have_split_) {
+      split_loss_ = MeanLossCurve(*start.reference_split);
+      split_norms_ = ReplicatedNorms(start.reference_split->front());
+    }
+    envelope_ = NoiseEnvelope(ref_loss_, ref_norms_, split_loss_, split_norms_);
   }
-  const RankTrace& ref_trace = context.reference->front();
-  const std::map<int64_t, double> ref_loss = MeanLossCurve(*context.reference);
-  const NormTable ref_norms = ReplicatedNorms(ref_trace);
-  // Without the split reference there is no noise measurement: the floor alone applies.
-  const bool have_split = context.reference_split && !context.reference_split->empty() &&
-                          internal::HasData(context.reference_split->front());
-  std::map<int64_t, double> split_loss;
-  NormTable split_norms;
-  if (have_split) {
-    split_loss = MeanLossCurve(*context.reference_split);
-    split_norms = ReplicatedNorms(context.reference_split->front());
-  }
-  const Envelope envelope = NoiseEnvelope(ref_loss, ref_norms, split_loss, split_norms);
-  const double rtol = context.scenario.tolerances.reference_rtol;
-  const double atol = context.scenario.tolerances.reference_atol;
-  // The envelope of `kind` at `step`: its value at the last measured step <= `step`.
-  auto noise_at = [&](int64_t step, const std::string& kind) {
-    auto it = envelope.upper_bound(step);
-    if (it == envelope.begin()) return 0.0;
-    const auto& row = std::prev(it)->second;
-    auto k = row.find(kind);
-    return k == row.end() ? 0.0 : k->second;
-  };
-  auto rel_tol_of = [&](int64_t step, const std::string& kind) { return rtol + kNoiseMargin * noise_at(step, kind); };
-  auto split_value = [](const auto& table, int64_t step) -> const auto* {
-    auto it = table.find(step);
-    return it == table.end() ? nullptr : &it->second;
-  };
 
-  std::vector<NormTable> run_norms;
-  for (const RankTrace& t : context.traces) run_norms.push_back(ReplicatedNorms(t));
-  const std::map<int64_t, double> run_loss = MeanLossCurve(context.traces);
-  std::set<int64_t> steps;
-  for (const auto& [step, loss] : run_loss) steps.insert(step);
+  void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    if (!have_reference_) return;
+    // The ZeRO-1 layout (parameter order and offsets, each rank's gradient shard) does not change
+    // after a rank's first step, so each rank's is taken from the first record it streams.
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (records[r] && !records[r]->tensors.empty() && !layouts_.count(static_cast<int>(r))) {
+        layouts_.emplace(static_cast<int>(r), LayoutOf(*records[r]));
+      }
+    }
+    auto ref_row = ref_norms_.find(step);
+    if (ref_row == ref_norms_.end()) return;
+    const std::map<std::string, double>* split_row = Find(split_norms_, step);
 
-  int compared = 0;
-  int differing_steps = 0;
-  bool found = false;
-  for (int64_t step : steps) {
-    auto ref_row = ref_norms.find(step);
-    if (ref_row == ref_norms.end()) continue;
-    const std::map<std::string, double>* split_row = split_value(split_norms, step);
-
-    // The loss (the mean over the ranks) ...
+    // The loss (the mean over the ranks that recorded the step) ...
     std::optional<Comparison> loss;
-    if (auto it = ref_loss.find(step); it != ref_loss.end()) {
-      const double* s = split_value(split_loss, step);
-      loss = Compare(run_loss.at(step), it->second, s ? std::optional<double>(*s) : std::nullopt, atol,
-                     rel_tol_of(step, "loss"));
-      ++compared;
+    if (auto it = ref_loss_.find(step); it != ref_loss_.end()) {
+      double sum = 0.0;
+      int n = 0;
+      for (const StepRecord* record : records) {
+        if (!record) continue;
+        sum += record->loss;
+        ++n;
+      }
+      const double* s = Find(split_loss_, step);
+      loss = Compare(sum / n, it->second, s ? std::optional<double>(*s) : std::nullopt, atol_,
+                     RelTolOf(step, "loss"));
+      ++compared_;
     }
     // ... and every replicated tensor of every rank, in recording order.
     std::vector<std::string> divergent;  // "kind:name", first rank's order
     std::map<std::string, Comparison> first_of;
     std::set<int> divergent_ranks;
     int ranks_compared = 0;
-    for (size_t r = 0; r < context.traces.size(); ++r) {
-      const RankTrace& trace = context.traces[r];
-      auto rec = std::find_if(trace.steps.begin(), trace.steps.end(), [&](const StepRecord& s) { return s.step == step; });
-      if (rec == trace.steps.end()) continue;
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (!records[r]) continue;
       ++ranks_compared;
-      for (const TensorRecord& t : rec->tensors) {
+      for (const TensorRecord& t : records[r]->tensors) {
         if (!t.replicated) continue;
         const std::string key = Key(t);
         auto ref = ref_row->second.find(key);
@@ -227,8 +227,8 @@ std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const 
         if (split_row) {
           if (auto s = split_row->find(key); s != split_row->end()) split = s->second;
         }
-        ++compared;
-        const Comparison c = Compare(t.norm, ref->second, split, atol, rel_tol_of(step, KindOf(key)));
+        ++compared_;
+        const Comparison c = Compare(t.norm, ref->second, split, atol_, RelTolOf(step, KindOf(key)));
         if (!c.outside) continue;
         divergent_ranks.insert(static_cast<int>(r));
         if (!first_of.count(key)) {
@@ -237,10 +237,57 @@ std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const 
         }
       }
     }
-    if (divergent.empty() && !(loss && loss->outside)) continue;
-    ++differing_steps;
-    if (found) continue;
-    found = true;
+    if (divergent.empty() && !(loss && loss->outside)) return;
+    ++differing_steps_;
+    if (!first_) first_ = Describe(step, records.size(), loss, divergent, first_of, divergent_ranks, ranks_compared);
+  }
+
+  std::vector<Finding> Finish(const CheckContext&) override {
+    Finding f;
+    f.checker = checker_;
+    if (!have_reference_) {
+      f.outcome = FindingOutcome::kError;
+      f.message = "no 1-rank reference run to compare with";
+      return {f};
+    }
+    if (compared_ == 0) {
+      f.outcome = FindingOutcome::kError;
+      f.message = "the run and its 1-rank reference share no step to compare";
+      return {f};
+    }
+    if (!first_) return {};
+    f = *first_;
+    if (differing_steps_ > 1) {
+      f.message += "; " + std::to_string(differing_steps_ - 1) + " later step" + (differing_steps_ == 2 ? "" : "s") +
+                   " differ too";
+      f.details["differing_steps"] = std::to_string(differing_steps_);
+    }
+    return {f};
+  }
+
+ private:
+  template <typename Table>
+  static const typename Table::mapped_type* Find(const Table& table, int64_t step) {
+    auto it = table.find(step);
+    return it == table.end() ? nullptr : &it->second;
+  }
+
+  // The envelope of `kind` at `step`: its value at the last measured step <= `step`.
+  double NoiseAt(int64_t step, const std::string& kind) const {
+    auto it = envelope_.upper_bound(step);
+    if (it == envelope_.begin()) return 0.0;
+    const auto& row = std::prev(it)->second;
+    auto k = row.find(kind);
+    return k == row.end() ? 0.0 : k->second;
+  }
+  double RelTolOf(int64_t step, const std::string& kind) const { return rtol_ + kNoiseMargin * NoiseAt(step, kind); }
+
+  // The finding of the first differing step, less the count of later ones (Finish adds it).
+  Finding Describe(int64_t step, size_t world, const std::optional<Comparison>& loss,
+                   const std::vector<std::string>& divergent, const std::map<std::string, Comparison>& first_of,
+                   const std::set<int>& divergent_ranks, int ranks_compared) const {
+    Finding f;
+    f.checker = checker_;
     f.step = step;
     std::string what;
     std::vector<std::string> names;
@@ -252,7 +299,7 @@ std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const 
       std::vector<int> ranks(divergent_ranks.begin(), divergent_ranks.end());
       std::string held;
       // Every rank holds the same wrong value: sharded state went wrong before it was gathered.
-      const ShardLayout layout = Zero1Layout(context.traces);
+      const ShardLayout layout = Zero1Layout(layouts_);
       if (static_cast<int>(ranks.size()) == ranks_compared && !layout.empty()) {
         std::vector<std::string> params;
         for (size_t i = 0; i < divergent.size(); ++i) {
@@ -275,10 +322,9 @@ std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const 
       f.details["reference_norm"] = internal::FormatExact(c.reference);
     }
     if (loss && loss->outside) {
-      const std::string loss_text = "loss " + internal::FormatNumber(loss->value, 10) + " with " +
-                                    std::to_string(context.traces.size()) + " ranks vs " +
-                                    internal::FormatNumber(loss->reference, 10) + " in the 1-rank reference (relative difference " +
-                                    FormatNumber(loss->rel_diff, 3) + ")";
+      const std::string loss_text = "loss " + internal::FormatNumber(loss->value, 10) + " with " + std::to_string(world) +
+                                    " ranks vs " + internal::FormatNumber(loss->reference, 10) +
+                                    " in the 1-rank reference (relative difference " + FormatNumber(loss->rel_diff, 3) + ")";
       what = what.empty() ? loss_text : loss_text + "; " + what;
       f.details["loss"] = internal::FormatExact(loss->value);
       f.details["reference_loss"] = internal::FormatExact(loss->reference);
@@ -286,27 +332,43 @@ std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const 
     }
     // The tolerance of the first quantity named.
     const std::string first_kind = !divergent.empty() ? KindOf(divergent.front()) : "loss";
-    const double noise = noise_at(step, first_kind);
-    const double rel_tol = rel_tol_of(step, first_kind);
+    const double noise = NoiseAt(step, first_kind);
+    const double rel_tol = RelTolOf(step, first_kind);
     f.message = "step " + std::to_string(step) + " leaves the floating-point envelope of the 1-rank reference: " + what +
-                "; tolerance rtol " + FormatNumber(rel_tol, 3) + " = " + FormatNumber(rtol, 3) + " + " +
+                "; tolerance rtol " + FormatNumber(rel_tol, 3) + " = " + FormatNumber(rtol_, 3) + " + " +
                 FormatNumber(kNoiseMargin, 3) + " x measured " + first_kind + " noise " + FormatNumber(noise, 3) +
-                " (atol " + FormatNumber(atol, 3) + ")" + (have_split ? "" : "; no split reference: noise not measured");
+                " (atol " + FormatNumber(atol_, 3) + ")" + (have_split_ ? "" : "; no split reference: noise not measured");
     f.details["tolerance_rtol"] = FormatNumber(rel_tol, 3);
     f.details["noise"] = FormatNumber(noise, 3);
+    return f;
   }
-  if (compared == 0) {
-    f.outcome = FindingOutcome::kError;
-    f.message = "the run and its 1-rank reference share no step to compare";
-    return {f};
-  }
-  if (!found) return {};
-  if (differing_steps > 1) {
-    f.message += "; " + std::to_string(differing_steps - 1) + " later step" + (differing_steps == 2 ? "" : "s") +
-                 " differ too";
-    f.details["differing_steps"] = std::to_string(differing_steps);
-  }
-  return {f};
+
+  std::string checker_;
+  double rtol_;
+  double atol_;
+  bool have_reference_ = false;
+  bool have_split_ = false;
+  std::map<int64_t, double> ref_loss_, split_loss_;
+  NormTable ref_norms_, split_norms_;
+  Envelope envelope_;
+  std::map<int, RankLayout> layouts_;  // rank -> its part of the ZeRO-1 layout
+  int compared_ = 0;
+  int differing_steps_ = 0;
+  std::optional<Finding> first_;
+};
+
+}  // namespace
+
+std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const {
+  JudgeStart start;
+  start.tolerances = context.scenario.tolerances;
+  start.reference = context.reference;
+  start.reference_split = context.reference_split;
+  return JudgeInMemory(*StartJudge(start), name(), context);
+}
+
+std::unique_ptr<StepJudge> ReferenceChecker::StartJudge(const JudgeStart& start) const {
+  return std::make_unique<ReferenceJudge>(std::string(name()), start);
 }
 
 }  // namespace lockstep

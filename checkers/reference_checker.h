@@ -18,6 +18,9 @@
 // left the envelope is named; when every rank holds the same wrong value (ZeRO-1: a rank updated
 // its own shard wrongly, then all-gathered it), the finding names the ranks whose shards hold
 // the divergent tensors. Without a reference run: an error finding.
+//
+// It judges step by step (checkers/step_judge.h): the two references are 1-rank and held whole,
+// the N-rank run streams past them, and only the first differing step's finding is kept.
 #pragma once
 
 #include "checkers/checker.h"
@@ -34,6 +37,7 @@ class ReferenceChecker : public Checker {
   std::string_view name() const override { return "reference"; }
   std::string_view needs_scenario() const override { return "the scenario's 1-rank reference runs"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
+  std::unique_ptr<StepJudge> StartJudge(const JudgeStart& start) const override;
 };
 
 }  // namespace lockstep

@@ -10,6 +10,6 @@ ReplicaComparison ReplicaWeightsChecker::what() const {
 
 std::vector<Finding> ReplicaWeightsChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
 
-std::unique_ptr<StepJudge> ReplicaWeightsChecker::StartJudge() const { return StartReplicaJudge(what()); }
+std::unique_ptr<StepJudge> ReplicaWeightsChecker::StartJudge(const JudgeStart& /*start*/) const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -6,15 +6,32 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "harness/result/finding.h"
+#include "harness/scenario/scenario.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
 
 struct CheckContext;  // checkers/checker.h, which includes this
+
+// What a judge is started with, before the run's traces stream: what it compares steps with.
+// The companion runs are 1-rank, so they are read whole and outlive the judge; the runner
+// launches them before it streams the main run's traces for that reason. Null: that run was not
+// made (the judge says so in Finish, as its Check() would).
+struct JudgeStart {
+  Tolerances tolerances{};
+  // golden's file is keyed by these (CheckContext::fixtures_dir, platform, the scenario's name).
+  std::string scenario_name{};
+  std::filesystem::path fixtures_dir{};
+  std::string platform{};
+  const std::vector<RankTrace>* reference = nullptr;        // CheckContext::reference
+  const std::vector<RankTrace>* reference_split = nullptr;  // CheckContext::reference_split
+};
 
 class StepJudge {
  public:

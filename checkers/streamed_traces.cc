@@ -81,11 +81,11 @@ Result<DriveStats> DriveSteps(const std::vector<RankTraceStream*>& streams, cons
 }
 
 Result<StreamedTraces> ReadTracesFor(const std::vector<std::string>& checkers, const std::filesystem::path& dir,
-                                     int world_size) {
+                                     int world_size, const JudgeStart& start) {
   if (world_size < 1) return InvalidArgumentError("ReadTracesFor: world size " + std::to_string(world_size) + " < 1");
   StreamedTraces out;
   for (const std::unique_ptr<Checker>& checker : MakeCheckers(checkers)) {
-    std::unique_ptr<StepJudge> judge = checker->StartJudge();
+    std::unique_ptr<StepJudge> judge = checker->StartJudge(start);
     if (judge) {
       out.judges[std::string(checker->name())] = std::move(judge);
     } else if (checker->reads_tensors()) {

@@ -26,7 +26,7 @@ namespace lockstep {
 struct StreamedTraces {
   std::vector<RankTrace> traces;  // index = rank; folded: steps without tensors, unless `whole`
   // Read whole instead (ReadTraceDir): a checker asked for reads tensors without a judge
-  // (reference, golden, determinism), or a rank's step numbers went backwards, which a merge by
+  // (determinism), or a rank's step numbers went backwards, which a merge by
   // step number cannot stream. Then `judges` is empty and every checker runs its Check().
   bool whole = false;
   std::string why_whole;
@@ -39,9 +39,10 @@ struct StreamedTraces {
 };
 
 // Reads <dir>/rank-<r>.trace for r in [0, world_size) (ReadTraceDir's checks and errors; a
-// missing file is a rank marked `missing`) for the checkers named in `checkers`.
+// missing file is a rank marked `missing`) for the checkers named in `checkers`, whose judges are
+// started with `start` (the companion runs `reference` compares each step with).
 Result<StreamedTraces> ReadTracesFor(const std::vector<std::string>& checkers, const std::filesystem::path& dir,
-                                     int world_size);
+                                     int world_size, const JudgeStart& start = {});
 
 // The same, read whole (ReadTraceDir) with `why` as why_whole: a companion run, which a checker
 // compares with the run's traces whole.

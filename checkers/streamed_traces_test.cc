@@ -10,6 +10,7 @@
 
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
+#include "checkers/golden_file.h"
 #include "checkers/testing/canned_run.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/result/run_result_json.h"
@@ -106,13 +107,15 @@ Judged InMemory(const std::vector<std::string>& names, const fs::path& dir, int 
 
 // ... and the streaming one (ReadTracesFor, the judges' Finish).
 Judged Streamed(const std::vector<std::string>& names, const fs::path& dir, int world, const Scenario& scenario,
-                const LaunchReport& launch) {
-  auto streamed = ReadTracesFor(names, dir, world);
+                const LaunchReport& launch, const JudgeStart& start = {}) {
+  auto streamed = ReadTracesFor(names, dir, world, start);
   EXPECT_TRUE(streamed.ok()) << streamed.status().ToString();
   Judged out;
   out.streamed = std::move(streamed).value();
   CheckContext context{scenario, out.streamed.traces, launch};
   context.steps_without_tensors = !out.streamed.whole;
+  context.reference = start.reference;
+  context.reference_split = start.reference_split;
   CheckerRunOptions options;
   options.judges = out.streamed.judges_by_name();
   out.run = RunCheckers(names, context, {}, options);
@@ -159,7 +162,7 @@ TEST(StreamedTracesTest, EachStepJudgingCheckerFiresAndStaysQuietThroughTheStrea
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.checker);
-    ASSERT_NE(MakeChecker(c.checker)->StartJudge(), nullptr);
+    ASSERT_NE(MakeChecker(c.checker)->StartJudge({}), nullptr);
     for (bool broken : {false, true}) {
       CannedRun run(4, 6);
       if (broken) c.break_it(run);
@@ -177,6 +180,117 @@ TEST(StreamedTracesTest, EachStepJudgingCheckerFiresAndStaysQuietThroughTheStrea
       EXPECT_EQ(streamed.run.findings[0].step, 3);
       EXPECT_EQ(streamed.run.findings[0].ranks, std::vector<int>{2});
     }
+  }
+}
+
+// reference judges the N-rank run step by step against its 1-rank references, which it is
+// started with: the same findings as in memory, whether the loss, one rank's replica or a ZeRO-1
+// shard (every replica wrong alike) leaves the envelope, a rank ends early, or no reference ran.
+TEST(StreamedTracesTest, ReferenceJudgesTheStreamAgainstItsCompanionsAsInMemory) {
+  struct Case {
+    std::string what;
+    std::function<void(CannedRun&)> break_it;
+    bool with_reference = true;
+  };
+  auto zero1 = [](CannedRun& r) {
+    for (int rank = 0; rank < 4; ++rank) {
+      for (auto& s : r.traces[static_cast<size_t>(rank)].steps) {
+        TensorRecord shard;
+        shard.name = "zero1.grad_shard" + std::to_string(rank);
+        shard.kind = TensorKind::kGrad;
+        shard.numel = 24;
+        shard.replicated = false;
+        s.tensors.push_back(shard);
+      }
+    }
+  };
+  const std::vector<Case> cases = {
+      {"clean", [](CannedRun&) {}},
+      {"loss", [](CannedRun& r) {
+         for (int rank = 0; rank < 4; ++rank) {
+           for (int64_t s = 3; s <= 6; ++s) r.Step(rank, s).loss *= 1.001;
+         }
+       }},
+      {"one replica", [](CannedRun& r) { r.Diverge(2, TensorKind::kParam, "w1", 3, 1e-3); }},
+      {"zero1 shard", [zero1](CannedRun& r) {
+         zero1(r);
+         for (int rank = 0; rank < 4; ++rank) {
+           r.Diverge(rank, TensorKind::kParam, "w0", 2, 1e-3);
+           r.Diverge(rank, TensorKind::kParam, "w1", 2, 1e-3);
+         }
+       }},
+      {"rank ends early", [](CannedRun& r) {
+         r.Cut(3, 2);
+         r.Diverge(1, TensorKind::kParam, "w0", 4, 1e-3);
+       }},
+      {"no reference", [](CannedRun&) {}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    CannedRun run(4, 6);
+    CannedRun ref(1, 6);
+    CannedRun split(1, 6);
+    for (int64_t s = 1; s <= 6; ++s) split.Step(0, s).loss *= 1.0 + 1e-7 * static_cast<double>(s);
+    c.break_it(run);
+    testing::TempDir dir;
+    WriteRun(run, dir.path());
+    JudgeStart start;
+    start.tolerances = run.scenario.tolerances;
+    if (c.with_reference) {
+      start.reference = &ref.traces;
+      start.reference_split = &split.traces;
+    }
+    const Judged streamed = Streamed({"reference"}, dir.path(), 4, run.scenario, run.launch, start);
+    ASSERT_FALSE(streamed.streamed.whole) << streamed.streamed.why_whole;
+    CheckContext context = run.Context();
+    context.reference = start.reference;
+    context.reference_split = start.reference_split;
+    const CheckerRun memory = RunCheckers({"reference"}, context, {});
+    EXPECT_EQ(Describe(streamed.run), Describe(memory));
+    if (c.what == "clean") EXPECT_TRUE(streamed.run.findings.empty());
+    if (c.what == "clean") continue;
+    ASSERT_EQ(streamed.run.findings.size(), 1u);
+    const Finding& f = streamed.run.findings[0];
+    if (c.what == "no reference") {
+      EXPECT_EQ(f.outcome, FindingOutcome::kError);
+      continue;
+    }
+    EXPECT_EQ(f.outcome, FindingOutcome::kFail);
+    if (c.what == "loss") EXPECT_EQ(f.step, 3);
+    if (c.what == "one replica") EXPECT_EQ(f.ranks, std::vector<int>{2});
+    if (c.what == "zero1 shard") EXPECT_EQ(f.ranks, std::vector<int>{1});
+    if (c.what == "rank ends early") EXPECT_EQ(f.step, 4);
+  }
+}
+
+// golden, started with its golden file, compares the final tensors as the final step streams past
+// and the loss curve from the folded steps: the same findings as in memory, blessed or not.
+TEST(StreamedTracesTest, GoldenJudgesTheStreamAsInMemory) {
+  const std::string platform = "libtorch-test_gloo_cpu";
+  for (const std::string what : {"blessed", "tensor differs", "loss differs", "no golden file"}) {
+    SCOPED_TRACE(what);
+    CannedRun run(4, 5);
+    testing::TempDir fixtures;
+    if (what != "no golden file") ASSERT_TRUE(WriteGolden(fixtures.path(), run.scenario.name, platform, run.traces).ok());
+    if (what == "tensor differs") {
+      for (int rank = 0; rank < 4; ++rank) run.Tensor(rank, 5, TensorKind::kParam, "w1").digest = Digest128{};
+    }
+    if (what == "loss differs") run.Step(1, 3).loss += 1.0;
+    testing::TempDir dir;
+    WriteRun(run, dir.path());
+    JudgeStart start;
+    start.tolerances = run.scenario.tolerances;
+    start.scenario_name = run.scenario.name;
+    start.fixtures_dir = fixtures.path();
+    start.platform = platform;
+    const Judged streamed = Streamed({"golden"}, dir.path(), 4, run.scenario, run.launch, start);
+    ASSERT_FALSE(streamed.streamed.whole) << streamed.streamed.why_whole;
+    CheckContext context = run.Context();
+    context.fixtures_dir = fixtures.path();
+    context.platform = platform;
+    const CheckerRun memory = RunCheckers({"golden"}, context, {});
+    EXPECT_EQ(Describe(streamed.run), Describe(memory));
+    EXPECT_EQ(streamed.run.findings.empty(), what == "blessed");
   }
 }
 
@@ -240,7 +354,7 @@ TEST(StreamedTracesTest, MemoryDoesNotGrowWithSteps) {
     ASSERT_EQ(judge.steps.size(), static_cast<size_t>(steps + 1));
     for (size_t i = 0; i < judge.steps.size(); ++i) EXPECT_EQ(judge.steps[i], static_cast<int64_t>(i));
 
-    auto streamed = ReadTracesFor(CheckerNames(), dir.path(), 3);  // reference & co. need whole traces ...
+    auto streamed = ReadTracesFor(CheckerNames(), dir.path(), 3);  // determinism needs whole traces ...
     ASSERT_TRUE(streamed.ok());
     EXPECT_TRUE(streamed->whole);
     EXPECT_NE(streamed->why_whole.find("reads tensors across steps"), std::string::npos);

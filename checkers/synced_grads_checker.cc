@@ -10,6 +10,6 @@ ReplicaComparison SyncedGradsChecker::what() const {
 
 std::vector<Finding> SyncedGradsChecker::Check(const CheckContext& context) const { return CompareReplicas(context, what()); }
 
-std::unique_ptr<StepJudge> SyncedGradsChecker::StartJudge() const { return StartReplicaJudge(what()); }
+std::unique_ptr<StepJudge> SyncedGradsChecker::StartJudge(const JudgeStart& /*start*/) const { return StartReplicaJudge(what()); }
 
 }  // namespace lockstep

@@ -13,7 +13,7 @@ class SyncedGradsChecker : public Checker {
  public:
   std::string_view name() const override { return "synced_grads"; }
   std::vector<Finding> Check(const CheckContext& context) const override;
-  std::unique_ptr<StepJudge> StartJudge() const override;
+  std::unique_ptr<StepJudge> StartJudge(const JudgeStart& start) const override;
 
  private:
   ReplicaComparison what() const;

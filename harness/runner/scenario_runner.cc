@@ -203,8 +203,8 @@ ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener, const 
                                RankLauncher& launcher)
     : options_(std::move(options)), listener_(listener), program_(&program), launcher_(&launcher) {}
 
-Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario& scenario,
-                                                                 const std::filesystem::path& dir, RankRun run) {
+Result<LaunchReport> ScenarioRunner::LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir,
+                                                 RankRun run) {
   const bool one_rank = run == RankRun::kReference || run == RankRun::kReferenceSplit;
   LaunchSpec spec;
   spec.kind = options_.launcher;
@@ -230,19 +230,27 @@ Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchRanks(const Scenario&
       if (rank == 0) listener_->OnProgress(scenario.name, step, scenario.steps);
     };
   }
-  LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, launcher_->Launch(spec, progress));
-  if (run != RankRun::kMain) {
-    LOCKSTEP_ASSIGN_OR_RETURN(StreamedTraces whole, ReadTracesWhole(spec.trace_dir, spec.ranks, "a companion run"));
-    return LaunchOutput{std::move(report), std::move(whole)};
-  }
+  return launcher_->Launch(spec, progress);
+}
+
+Result<ScenarioRunner::LaunchOutput> ScenarioRunner::LaunchCompanion(const Scenario& scenario,
+                                                                     const std::filesystem::path& dir, RankRun run) {
+  LOCKSTEP_ASSIGN_OR_RETURN(LaunchReport report, LaunchRanks(scenario, dir, run));
+  const bool one_rank = run == RankRun::kReference || run == RankRun::kReferenceSplit;
+  LOCKSTEP_ASSIGN_OR_RETURN(StreamedTraces whole,
+                            ReadTracesWhole(dir / "traces", one_rank ? 1 : scenario.ranks, "a companion run"));
+  return LaunchOutput{std::move(report), std::move(whole)};
+}
+
+Result<StreamedTraces> ScenarioRunner::ReadRunTraces(const Scenario& scenario, const LaunchReport& launch,
+                                                     const std::filesystem::path& dir, const JudgeStart& start) {
   // The checkers that will judge this launch (those a run without a scenario file skips are left out).
   std::vector<std::string> judged;
-  for (const std::unique_ptr<Checker>& checker : MakeCheckers(ChecksFor(scenario.checks, report))) {
+  for (const std::unique_ptr<Checker>& checker : MakeCheckers(ChecksFor(scenario.checks, launch))) {
     if (options_.no_scenario_file && !WhyNotWithoutScenario(*checker, /*have_launch=*/true).empty()) continue;
     judged.emplace_back(checker->name());
   }
-  LOCKSTEP_ASSIGN_OR_RETURN(StreamedTraces streamed, ReadTracesFor(judged, spec.trace_dir, spec.ranks));
-  return LaunchOutput{std::move(report), std::move(streamed)};
+  return ReadTracesFor(judged, dir / "traces", scenario.ranks, start);
 }
 
 ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
@@ -315,13 +323,26 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   }
 
   const std::filesystem::path dir = options_.out_dir / scenario.name;
-  Result<LaunchOutput> run = LaunchRanks(scenario, dir, RankRun::kMain);
+  const Result<LaunchReport> launched = LaunchRanks(scenario, dir, RankRun::kMain);
+  if (!launched.ok()) {
+    result.outcome = Outcome::kError;
+    result.reason = launched.status().ToString();
+    return finish(result);
+  }
+  const LaunchReport& launch = *launched;
+  // The run's traces are read after its companions, whose traces the judges compare each step
+  // with; a launch that ends before the checkers (or a run without a scenario file, which has no
+  // companions) is read now, for what it reports.
+  const bool read_now = options_.no_scenario_file || launch.ending == LaunchEnding::kLaunchFailed ||
+                        launch.ending == LaunchEnding::kInterrupted || launch.ending == LaunchEnding::kRankError ||
+                        launch.ending == LaunchEnding::kStartupTimeout || launch.ending == LaunchEnding::kTimeout;
+  Result<StreamedTraces> run = read_now ? ReadRunTraces(scenario, launch, dir, JudgeStart{})
+                                        : Result<StreamedTraces>(StreamedTraces{});
   if (!run.ok()) {
     result.outcome = Outcome::kError;
     result.reason = run.status().ToString();
     return finish(result);
   }
-  const LaunchReport& launch = run->report;
   for (int r = 0; r < scenario.ranks; ++r) {
     std::string tail = LogTail(RankLogPath(dir / "logs", r), 40);
     if (!tail.empty()) result.rank_logs[r] = tail;
@@ -335,42 +356,42 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       interrupted_ = true;
       result.outcome = Outcome::kError;
       result.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
-      result.series = std::move(run->read.series);
+      result.series = std::move(run->series);
       return finish(result);
     case LaunchEnding::kRankError:
       // The harness failed on a rank (configuration, environment, internal, trace I/O): no
       // verdict on the system under test, and the rank's own message says why.
       result.outcome = Outcome::kError;
       result.reason = launch.message;
-      result.series = std::move(run->read.series);
+      result.series = std::move(run->series);
       return finish(result);
     case LaunchEnding::kStartupTimeout: {
       // Some ranks never started: the other checkers have nothing to compare.
-      CheckContext context{scenario, run->read.traces, launch};
-      context.steps_without_tensors = !run->read.whole;
+      CheckContext context{scenario, run->traces, launch};
+      context.steps_without_tensors = !run->whole;
       CheckerRun checked = RunCheckers({"startup"}, context, scenario.expect_fail);
       result.findings = std::move(checked.findings);
       result.checkers = std::move(checked.verdicts);
       result.outcome = checked.expectation.outcome;
       result.reason = launch.message;
-      result.series = std::move(run->read.series);
+      result.series = std::move(run->series);
       return finish(result);
     }
     case LaunchEnding::kTimeout:
       result.outcome = Outcome::kTimeout;
       result.reason = "ran past timeout_s = " + std::to_string(scenario.timeout_s) + " s; " + launch.message;
-      result.series = std::move(run->read.series);
+      result.series = std::move(run->series);
       return finish(result);
     default:
       break;
   }
   if (options_.no_scenario_file) {
-    for (const RankTrace& t : run->read.traces) {
+    for (const RankTrace& t : run->traces) {
       if (result.backend.empty()) result.backend = t.header.backend;
       for (const StepRecord& s : t.steps) result.steps = std::max(result.steps, s.step);
     }
     // A program that is not lockstep's: without a trace or a step there is nothing to judge.
-    if (std::string nothing = NothingToCheck(run->read.traces, launch, dir); !nothing.empty()) {
+    if (std::string nothing = NothingToCheck(run->traces, launch, dir); !nothing.empty()) {
       result.outcome = Outcome::kError;
       result.reason = nothing;
       return finish(result);
@@ -388,7 +409,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       check_options.skip[checker] = "the rank program cannot make the " + sub + " run it needs";
       return;
     }
-    Result<LaunchOutput> r = LaunchRanks(scenario, dir / sub, kind);
+    Result<LaunchOutput> r = LaunchCompanion(scenario, dir / sub, kind);
     if (r.ok() && r->report.ending == LaunchEnding::kClean) {
       *out = std::move(r).value();
       return;
@@ -417,29 +438,44 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   // rounding noise that `reference` derives its tolerance from.
   companion("reference", RankRun::kReferenceSplit, &reference_split);
   companion("determinism", RankRun::kRepeat, &repeat);
+  if (!read_now) {
+    JudgeStart start;
+    start.tolerances = scenario.tolerances;
+    start.reference = reference ? &reference->read.traces : nullptr;
+    start.reference_split = reference_split ? &reference_split->read.traces : nullptr;
+    start.scenario_name = scenario.name;
+    start.fixtures_dir = options_.fixtures_dir;
+    start.platform = PlatformFingerprint(scenario);
+    run = ReadRunTraces(scenario, launch, dir, start);
+    if (!run.ok()) {
+      result.outcome = Outcome::kError;
+      result.reason = run.status().ToString();
+      return finish(result);
+    }
+  }
   if (!interrupted_during.empty()) {
     result.outcome = Outcome::kError;
     result.reason = "interrupted (SIGINT/SIGTERM) during the " + interrupted_during + " run; the ranks were stopped";
-    result.series = std::move(run->read.series);
+    result.series = std::move(run->series);
     return finish(result);
   }
 
-  CheckContext context{scenario, run->read.traces, launch};
-  context.steps_without_tensors = !run->read.whole;
+  CheckContext context{scenario, run->traces, launch};
+  context.steps_without_tensors = !run->whole;
   context.reference = reference ? &reference->read.traces : nullptr;
   context.reference_split = reference_split ? &reference_split->read.traces : nullptr;
   context.repeat = repeat ? &repeat->read.traces : nullptr;
   context.fixtures_dir = options_.fixtures_dir;
   context.platform = PlatformFingerprint(scenario);
 
-  check_options.judges = run->read.judges_by_name();
+  check_options.judges = run->judges_by_name();
   CheckerRun checked = RunCheckers(ChecksFor(scenario.checks, launch), context, scenario.expect_fail, check_options);
   result.findings = std::move(checked.findings);
   result.checkers = std::move(checked.verdicts);
   result.outcome = checked.expectation.outcome;
   result.reason = checked.expectation.reason;
-  result.series = std::move(run->read.series);
-  HoldInBandAgainstPostRun(run->read.traces, &result);
+  result.series = std::move(run->series);
+  HoldInBandAgainstPostRun(run->traces, &result);
   return finish(result);
 }
 

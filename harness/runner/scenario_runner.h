@@ -32,15 +32,20 @@ class ScenarioRunner {
   bool interrupted() const { return interrupted_; }
 
  private:
-  // One launch of the scenario (the run itself, its 1-rank reference, its repeat). The run's own
-  // traces stream through the judges of the checkers it will run (checkers/streamed_traces.h);
-  // a companion's are read whole, for the checker that compares with it.
+  // One launch of the scenario (the run itself, its 1-rank reference, its repeat).
+  // `dir`: the scenario's folder for the main run, the companion's folder inside it otherwise.
+  Result<LaunchReport> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
+  // A companion launch and its traces, read whole for the checker that compares with them.
   struct LaunchOutput {
     LaunchReport report;
     StreamedTraces read;
   };
-  // `dir`: the scenario's folder for the main run, the companion's folder inside it otherwise.
-  Result<LaunchOutput> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
+  Result<LaunchOutput> LaunchCompanion(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
+  // The main run's traces, streamed through the judges of the checkers that will judge `launch`
+  // (checkers/streamed_traces.h), started with `start`: read after the companions ran, so that a
+  // judge that compares each step with one (reference) has it.
+  Result<StreamedTraces> ReadRunTraces(const Scenario& scenario, const LaunchReport& launch,
+                                       const std::filesystem::path& dir, const JudgeStart& start);
 
   RunOptions options_;
   RunListener* listener_;
