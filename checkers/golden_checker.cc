@@ -130,12 +130,7 @@ class GoldenJudge : public StepJudge {
 }  // namespace
 
 std::vector<Finding> GoldenChecker::Check(const CheckContext& context) const {
-  JudgeStart start;
-  start.tolerances = context.scenario.tolerances;
-  start.scenario_name = context.scenario.name;
-  start.fixtures_dir = context.fixtures_dir;
-  start.platform = context.platform;
-  return JudgeInMemory(*StartJudge(start), name(), context);
+  return JudgeInMemory(*StartJudge(JudgeStartFor(context)), name(), context);
 }
 
 std::unique_ptr<StepJudge> GoldenChecker::StartJudge(const JudgeStart& start) const {

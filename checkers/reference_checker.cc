@@ -360,11 +360,7 @@ class ReferenceJudge : public StepJudge {
 }  // namespace
 
 std::vector<Finding> ReferenceChecker::Check(const CheckContext& context) const {
-  JudgeStart start;
-  start.tolerances = context.scenario.tolerances;
-  start.reference = context.reference;
-  start.reference_split = context.reference_split;
-  return JudgeInMemory(*StartJudge(start), name(), context);
+  return JudgeInMemory(*StartJudge(JudgeStartFor(context)), name(), context);
 }
 
 std::unique_ptr<StepJudge> ReferenceChecker::StartJudge(const JudgeStart& start) const {

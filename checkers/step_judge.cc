@@ -1,7 +1,5 @@
 #include "checkers/step_judge.h"
 
-#include <map>
-#include <set>
 #include <string>
 
 #include "checkers/checker.h"
@@ -19,21 +17,23 @@ std::vector<Finding> JudgeInMemory(StepJudge& judge, std::string_view checker, c
                 "(StepJudge) and must be fed while the traces stream";
     return {f};
   }
-  std::vector<std::map<int64_t, const StepRecord*>> by_rank;
-  std::set<int64_t> steps;
-  for (const RankTrace& t : context.traces) {
-    by_rank.push_back(internal::HasData(t) ? internal::StepsByNumber(t) : std::map<int64_t, const StepRecord*>{});
-    for (const auto& [step, record] : by_rank.back()) steps.insert(step);
-  }
-  std::vector<const StepRecord*> records(by_rank.size());
-  for (int64_t step : steps) {
-    for (size_t r = 0; r < by_rank.size(); ++r) {
-      auto it = by_rank[r].find(step);
-      records[r] = it == by_rank[r].end() ? nullptr : it->second;
-    }
+  std::vector<const RankTrace*> ranks;
+  for (const RankTrace& t : context.traces) ranks.push_back(internal::HasData(t) ? &t : nullptr);
+  ForEachStepAcrossRanks(ranks, [&judge](int64_t step, const std::vector<const StepRecord*>& records) {
     judge.OnStep(step, records);
-  }
+  });
   return judge.Finish(context);
+}
+
+JudgeStart JudgeStartFor(const CheckContext& context) {
+  JudgeStart start;
+  start.tolerances = context.scenario.tolerances;
+  start.scenario_name = context.scenario.name;
+  start.fixtures_dir = context.fixtures_dir;
+  start.platform = context.platform;
+  start.reference = context.reference;
+  start.reference_split = context.reference_split;
+  return start;
 }
 
 }  // namespace lockstep

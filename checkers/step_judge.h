@@ -51,4 +51,7 @@ class StepJudge {
 // an error finding of `checker`, never judged as if they were empty.
 std::vector<Finding> JudgeInMemory(StepJudge& judge, std::string_view checker, const CheckContext& context);
 
+// What a judge driven in memory starts with: the same fields of `context`.
+JudgeStart JudgeStartFor(const CheckContext& context);
+
 }  // namespace lockstep

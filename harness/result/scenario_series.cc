@@ -112,23 +112,11 @@ ScenarioSeries BuildSeries(const std::vector<RankTrace>& traces, size_t max_dive
   std::stable_sort(ranks.begin(), ranks.end(),
                    [](const RankTrace* a, const RankTrace* b) { return a->header.rank < b->header.rank; });
   std::vector<int> ids;
-  // Per rank: step -> its record (the last one, should a step appear twice).
-  std::vector<std::map<int64_t, const StepRecord*>> by_step;
-  std::set<int64_t> steps;
-  for (const RankTrace* t : ranks) {
-    ids.push_back(t->header.rank);
-    by_step.push_back(StepsByNumber(*t));
-    for (const auto& [step, record] : by_step.back()) steps.insert(step);
-  }
+  for (const RankTrace* t : ranks) ids.push_back(t->header.rank);
   SeriesBuilder builder(std::move(ids), max_divergent_cells);
-  std::vector<const StepRecord*> records(ranks.size());
-  for (int64_t step : steps) {
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      auto it = by_step[r].find(step);
-      records[r] = it == by_step[r].end() ? nullptr : it->second;
-    }
+  ForEachStepAcrossRanks(ranks, [&builder](int64_t step, const std::vector<const StepRecord*>& records) {
     builder.OnStep(step, records);
-  }
+  });
   return builder.Finish(traces);
 }
 

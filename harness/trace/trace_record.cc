@@ -1,5 +1,6 @@
 #include "harness/trace/trace_record.h"
 
+#include <set>
 #include <utility>
 
 namespace lockstep {
@@ -45,6 +46,24 @@ std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace) {
   std::map<int64_t, const StepRecord*> steps;
   for (const StepRecord& s : trace.steps) steps[s.step] = &s;
   return steps;
+}
+
+void ForEachStepAcrossRanks(const std::vector<const RankTrace*>& ranks,
+                            const std::function<void(int64_t, const std::vector<const StepRecord*>&)>& visit) {
+  std::vector<std::map<int64_t, const StepRecord*>> by_step;
+  std::set<int64_t> steps;
+  for (const RankTrace* t : ranks) {
+    by_step.push_back(t ? StepsByNumber(*t) : std::map<int64_t, const StepRecord*>{});
+    for (const auto& [step, record] : by_step.back()) steps.insert(step);
+  }
+  std::vector<const StepRecord*> records(ranks.size());
+  for (int64_t step : steps) {
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      auto it = by_step[r].find(step);
+      records[r] = it == by_step[r].end() ? nullptr : it->second;
+    }
+    visit(step, records);
+  }
 }
 
 template <>

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -143,5 +144,12 @@ struct RankTrace {
 // A rank's steps by number, for comparing steps across ranks or runs. A step recorded twice (it
 // should not be) keeps the last record.
 std::map<int64_t, const StepRecord*> StepsByNumber(const RankTrace& trace);
+
+// Every step any rank recorded, in increasing order, with each rank's record of it (StepsByNumber's
+// choice; null where the rank has none, or where ranks[r] itself is null): the in-memory twin of
+// the streaming merge by step (checkers/streamed_traces.h), for the consumers that take one step
+// across ranks at a time.
+void ForEachStepAcrossRanks(const std::vector<const RankTrace*>& ranks,
+                            const std::function<void(int64_t, const std::vector<const StepRecord*>&)>& visit);
 
 }  // namespace lockstep
