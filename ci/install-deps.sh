@@ -17,6 +17,7 @@ packages=(
   python3-torch                       # torch.load reads what `lockstep repro` saved (tests/repro_test);
                                       # the probe's Python torch (same LibTorch as libtorch-dev)
   python3-dev pybind11-dev            # the probe's compiled part (probe/, docs/PROBE.md)
+  python3-mpi4py                      # an MPI program under `lockstep exec` (examples/split_in_forward_mpi.py)
   clang                               # libFuzzer: the fuzz targets of fuzz/ (ci/fuzz.sh)
 )
 

@@ -67,6 +67,7 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     c.ranks = j.at("ranks").get<int>();
     c.repeats = j.value("repeats", 1);
     c.why = j.value("why", "");
+    c.launcher = j.value("launcher", "local");
     for (const json& f : j.at("findings")) {
       ExpectedFinding e;
       e.checker = f.at("checker").get<std::string>();
@@ -81,6 +82,9 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     return InvalidArgumentError(where + ": " + e.what());
   }
   if (c.ranks < 1 || c.repeats < 1) return InvalidArgumentError(where + ": ranks and repeats must be at least 1");
+  if (c.launcher != "local" && c.launcher != "mpirun") {
+    return InvalidArgumentError(where + ": launcher \"" + c.launcher + "\": expected local or mpirun");
+  }
   if (!std::filesystem::exists(c.program)) return InvalidArgumentError(where + ": no program " + c.program.string());
   return c;
 }

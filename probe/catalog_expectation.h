@@ -7,6 +7,7 @@
 //     "ranks": 3,                      // how many ranks to start
 //     "repeats": 5,                    // runs that must all match (clean programs: flakiness)
 //     "why": "...",                    // one line for people
+//     "launcher": "mpirun",            // how `lockstep exec` starts it: local (default) or mpirun
 //     "findings": [                    // each must be reported, once, by its checker
 //       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
 //        "message_contains": ["..."]}  // step, ranks, tensor, message_contains: optional
@@ -42,6 +43,7 @@ struct CatalogExpectation {
   int ranks = 2;
   int repeats = 1;
   std::string why;
+  std::string launcher = "local";  // `lockstep exec --launcher`: local or mpirun (an MPI program)
   std::vector<ExpectedFinding> findings;
   std::vector<std::string> also;
 };

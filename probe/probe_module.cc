@@ -145,6 +145,9 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       .def("wrap_group", &WrapGroup, py::arg("group"), py::arg("name"));
 
   m.def("open_session", &OpenSession, py::arg("path"), py::arg("header"));
+  // From the first optimizer step on, native recorders' calls (MPI's, NCCL's, CUDA's) belong to
+  // the step the program is in, as the Python-level ones do (probe.record_discovery).
+  m.def("set_discovery_context", [](const std::string& phase, int64_t step) { SetDiscoveryContext(phase, step); });
   // A discovery call seen in Python (torch.distributed), with its phase, step and Python stack.
   m.def("record_discovery", [](const std::string& name, const std::string& phase, int64_t step, const std::string& where) {
           RecordDiscoveryAt(name, phase, step, where);

@@ -12,6 +12,7 @@
 #include "harness/discovery/discovery_calls.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/runner/exec_program.h"
+#include "harness/runner/native_recorders.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
 #include "harness/scenario/scenario_limits.h"
@@ -30,6 +31,7 @@ struct ExecFlags {
   bool reuse_out = false;
   std::vector<std::string> mpirun_args;
   std::vector<std::string> expect_discovery;  // NAME or NAME=TIMES
+  std::string recorders = "auto";
   std::vector<std::string> command;
   ReportOutputs reports;
 };
@@ -125,6 +127,12 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("NAME[=TIMES]")
       ->expected(1)
       ->allow_extra_args(false);
+  cmd->add_option("--recorders", flags->recorders,
+                  "Native discovery recorders loaded into every rank: auto (default: nccl and cuda where built, "
+                  "and mpi when --launcher mpirun starts the ranks), none, or a comma-separated list of mpi "
+                  "(MPI_Init, MPI_Comm_split & co., by LD_PRELOAD), nccl (NCCL's communicators and collectives, "
+                  "its profiler plugin), cuda (cuInit and device counts, CUPTI); docs/CHECKERS.md#discovery_count")
+      ->type_name("auto|none|LIST");
   AddReportFlags(*cmd, flags->reports);
   cmd->add_option("command", flags->command, "The program and its arguments, after --")
       ->required()
@@ -148,6 +156,10 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             std::map<std::string, int> discovery_allowed;
             if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
             if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
+            const std::filesystem::path recorder_dir = RecorderDir(env.program_dir);
+            Result<NativeRecorders> recorders =
+                ChooseRecorders(flags->recorders, BuiltRecorders(recorder_dir), *FromString<LauncherKind>(flags->launcher));
+            if (ready.ok()) ready = recorders.status();
             if (ready.ok()) ready = CheckReportFiles(outputs, flags->out, {id});
             if (ready.ok()) ready = PrepareRunDirectory(flags->out, {id}, flags->reuse_out);
             if (!ready.ok()) {
@@ -166,6 +178,9 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   << " (not built here; set " << kProbePathEnv
                   << " to use another): a Python program will write no trace\n";
             }
+            std::vector<std::string> notes;
+            AddRecorderEnv(recorders.value(), recorder_dir, exec.recorder_env, &notes);
+            for (const std::string& note : notes) err << "lockstep exec: note: " << note << "\n";
             ExecProgram rank_program(exec);
 
             Scenario scenario;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ExecProgramOptions {
   LauncherKind launcher = LauncherKind::kLocal;
   std::filesystem::path probe_dir;   // the staged probe package; empty: none (not built)
   std::string python_path;           // PYTHONPATH of the environment lockstep runs in
+  // The native recorders' variables (harness/runner/native_recorders.h: AddRecorderEnv); with
+  // LOCKSTEP_PRELOAD among them, COMMAND starts through a shell that preloads that library.
+  std::map<std::string, std::string> recorder_env;
 };
 
 class ExecProgram : public RankProgram {

@@ -1,5 +1,7 @@
 #include "harness/runner/lockstep_rank_program.h"
 
+#include "harness/runner/native_recorders.h"
+
 namespace lockstep {
 
 LockstepRankProgram::LockstepRankProgram(LockstepRankOptions options) : options_(std::move(options)) {}
@@ -34,6 +36,12 @@ RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun
       break;
     }
   }
+  // NCCL's and CUDA's discovery and NCCL's collectives, recorded when those libraries load (a GPU
+  // run); lockstep-rank links the PMPI wrappers itself, so MPI needs no preload.
+  const std::filesystem::path recorders = RecorderDir(options_.program.parent_path());
+  NativeRecorders chosen = BuiltRecorders(recorders);
+  chosen.mpi = false;
+  AddRecorderEnv(chosen, recorders, inv.env);
   return inv;
 }
 

@@ -369,6 +369,7 @@ def _write_record(loss):
     st.loss = None
     st.in_step = False
     s.step = st.steps + 1
+    _ext().set_discovery_context("step", s.step)
 
 
 def _guard(fn):

@@ -32,7 +32,8 @@ void ExecCatalogEntry(const std::string& name) {
     // Generous timeouts: the machine may be loaded; a real hang is cut by the watchdog.
     const testing::ProgramResult r = testing::RunProgram(
         testing::LockstepBinary(),
-        {"exec", "--ranks", std::to_string(e.ranks), "--out", out.string(), "--name", name, "--hang-timeout", "60",
+        {"exec", "--ranks", std::to_string(e.ranks), "--launcher", e.launcher, "--out", out.string(), "--name", name,
+         "--hang-timeout", "60",
          "--startup-timeout", "240", "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
         LOCKSTEP_SOURCE_DIR);
     const std::string said = "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
@@ -59,9 +60,10 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
   const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
-                                           "clean_manual_allreduce",         "forgot_divide",
-                                           "inplace_weight_edit",            "rank0_metric_allreduce",
-                                           "rank_killed",                    "regroup_in_attention"};
+                                           "clean_manual_allreduce",         "clean_mpi_ddp",
+                                           "forgot_divide",                  "inplace_weight_edit",
+                                           "rank0_metric_allreduce",         "rank_killed",
+                                           "regroup_in_attention",           "split_in_forward_mpi"};
   EXPECT_EQ(names, tested);
 }
 
@@ -73,6 +75,9 @@ TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_e
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
 TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_attention"); }
+// MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
+TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
+TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }
 
 }  // namespace
 }  // namespace lockstep::probe
