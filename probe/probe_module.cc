@@ -15,6 +15,7 @@
 #include "harness/core/build_info.h"
 #include "harness/core/lifeline.h"
 #include "harness/discovery/discovery_log.h"
+#include "harness/discovery/native_collective_log.h"
 #include "harness/trace/tensor_digest.h"
 #include "harness/trace/trace_writer.h"
 #include "probe/probe_session.h"
@@ -96,6 +97,11 @@ std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dic
   SetDiscoveryObserver([weak](const DiscoveryRecord& r) {
     if (std::shared_ptr<ProbeSession> s = weak.lock()) s->WriteDiscovery(r);
   });
+  // NCCL's own view of the collectives, when its profiler plugin is loaded (`lockstep exec` sets
+  // NCCL_PROFILER_PLUGIN). The observer shares ownership of the session: NCCL's proxy thread may
+  // report until the process ends.
+  SetNativeCollectiveObserver(
+      std::shared_ptr<NativeCollectiveObserver>(session.value(), &session.value()->native_collectives()));
   // Like lockstep-rank: gone within a second of the `lockstep exec` that started this process.
   WatchLifeline();
   return std::move(session).value();

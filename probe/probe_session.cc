@@ -19,7 +19,10 @@ Result<std::shared_ptr<ProbeSession>> ProbeSession::Open(const std::string& path
 }
 
 ProbeSession::ProbeSession(std::unique_ptr<TraceWriter> writer, std::string path)
-    : writer_(std::move(writer)), path_(std::move(path)), start_ns_(NowNs()) {}
+    : writer_(std::move(writer)),
+      path_(std::move(path)),
+      start_ns_(NowNs()),
+      native_collectives_(writer_.get(), [this] { return WallSeconds(); }, [this] { return step(); }) {}
 
 double ProbeSession::WallSeconds() const { return static_cast<double>(NowNs() - start_ns_) * 1e-9; }
 
@@ -63,8 +66,11 @@ void ProbeSession::WriteDiscovery(const DiscoveryRecord& record) {
 }
 
 Status ProbeSession::record_status() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return record_status_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!record_status_.ok()) return record_status_;
+  }
+  return native_collectives_.status();
 }
 
 }  // namespace lockstep::probe

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/trace/trace_record.h"
 #include "harness/trace/trace_writer.h"
 
@@ -43,6 +44,10 @@ class ProbeSession {
   // A discovery call (harness/discovery), written as it is recorded.
   void WriteDiscovery(const DiscoveryRecord& record);
 
+  // Writes what NCCL's profiler plugin saw (harness/discovery/native_collective_log.h) into this
+  // trace: the module makes it the log's observer.
+  NativeCollectiveTraceWriter& native_collectives() { return native_collectives_; }
+
   // The first error writing a collective or discovery record (they are written from threads and
   // callbacks that cannot return one); the Python side turns it into a `lockstep probe:` message.
   Status record_status() const;
@@ -59,6 +64,7 @@ class ProbeSession {
   mutable std::mutex mu_;  // seq_ and record_status_
   std::map<std::string, uint64_t> seq_;
   Status record_status_;
+  NativeCollectiveTraceWriter native_collectives_;  // after writer_ and start_ns_, which it uses
 };
 
 }  // namespace lockstep::probe

@@ -5,6 +5,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "harness/comm/recording_communicator.h"
 #include "harness/core/build_info.h"
 #include "harness/discovery/discovery_log.h"
+#include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/ranks_override.h"
@@ -60,6 +62,8 @@ class Rank {
       footer.status = s.ok() ? (stopped_early_ ? stop_reason_ : "ok") : s.ToString();
       Status fs = writer_->WriteFooter(footer);
       if (s.ok() && !fs.ok()) s = fs;
+      // NCCL's threads may outlive this object; from here on their events wait in the log.
+      SetNativeCollectiveObserver(nullptr);
     }
     if (s.ok()) return ExitCode::kPassed;
     std::cerr << "lockstep-rank " << rank_ << ": " << s.ToString() << std::endl;
@@ -142,11 +146,13 @@ class Rank {
       SetDiscoveryContext("step", step);
       world_->set_step(step);
       recorder_->set_step(step);
+      native_step_.store(step, std::memory_order_relaxed);
       LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step, WallSeconds()));
       LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step));
       LOCKSTEP_RETURN_IF_ERROR(Record(step, &stats));
     }
     LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
+    LOCKSTEP_RETURN_IF_ERROR(native_collectives_->status());
     return recorder_->status();
   }
 
@@ -198,6 +204,11 @@ class Rank {
       Status written = writer_->WriteDiscovery(r);
       if (!written.ok() && discovery_error_.ok()) discovery_error_ = written.WithContext("discovery record");
     });
+    // NCCL's own view of its collectives, when its profiler plugin is loaded (NCCL_PROFILER_PLUGIN):
+    // beside the fingerprints of the recording communicator, in groups named nccl:<comm hash>.
+    native_collectives_ = std::make_shared<NativeCollectiveTraceWriter>(
+        writer_.get(), [] { return WallSeconds(); }, [this] { return native_step_.load(std::memory_order_relaxed); });
+    SetNativeCollectiveObserver(native_collectives_);
     return Status::Ok();
   }
 
@@ -215,6 +226,7 @@ class Rank {
 
   Status Record(int64_t step, const StepStats* stats) {
     LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
+    LOCKSTEP_RETURN_IF_ERROR(native_collectives_->status());
     LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
     steps_completed_ = step;
@@ -273,6 +285,8 @@ class Rank {
   bool stopped_early_ = false;
   std::string stop_reason_;
   Status discovery_error_;  // the first failed write of a discovery record (see OpenTrace) or rediscovery
+  std::shared_ptr<NativeCollectiveTraceWriter> native_collectives_;  // set in OpenTrace
+  std::atomic<int64_t> native_step_{0};  // the step, read on NCCL's threads
 };
 
 }  // namespace
