@@ -7,15 +7,17 @@
 // CuptiDiscoveryRecorder, which writes `cuda.init` and `cuda.device_count` into the process's
 // discovery log (the one the trace writer observes).
 //
-// It never breaks the program: CUPTI allows one callback subscriber per process up to CUDA 13.1
-// (cupti_callbacks.h: "Only a single subscriber can be registered at a time"), so under
-// Nsight Systems, compute-sanitizer, or a torch.profiler that subscribed first, cuptiSubscribe
-// fails; then one line goes to stderr, nothing is recorded, and the driver is told all is well.
+// It never breaks the program: CUPTI of CUDA 13.0 takes one callback subscriber per process
+// (cupti_callbacks.h: "Only a single subscriber can be registered at a time"; 13.2's opt-in
+// multi-subscriber mode is not used), so under Nsight Systems, compute-sanitizer, or a
+// torch.profiler that subscribed first, cuptiSubscribe fails; then one line goes to stderr,
+// nothing is recorded, and the driver is told all is well (docs/CHECKERS.md#discovery_count).
 #include <cupti.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
