@@ -9,7 +9,7 @@
 #                  Without --deps, ci/install-deps.sh installs them with apt.
 #   --build-dir    default build-gpu
 #   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
-#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe
+#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti
 #   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
 #                  --targets builds only those (comma-separated) instead of everything
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
@@ -28,6 +28,9 @@
 #   probe             the Python probe with this machine's torch: its own cases (CUDA tensors
 #                     digested on the device among them) and the example catalog through
 #                     `lockstep exec` (ctest -L probe)
+#   cupti             the CUPTI discovery recorder (liblockstep_cupti.so): its GPU test, then clean
+#                     programs under `lockstep exec` with CUDA_INJECTION64_PATH naming it: they run,
+#                     record cuda.* at start-up only, and give no discovery_count finding
 # Every check runs even when one before it failed, each with its own time limit, and says why it
 # failed in one line; a build error fails only the checks whose programs did not build. Results
 # accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
@@ -39,7 +42,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
 deps=""
 torch_dir=""
-only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe"
+only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti"
 build_only=0
 targets=""
 write_doc=1
@@ -55,11 +58,11 @@ while [[ $# -gt 0 ]]; do
     --no-doc) write_doc=0; shift ;;
     --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
       [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe)
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
@@ -388,6 +391,69 @@ if want probe; then
   if [[ -n $why ]]; then record probe failed "$why"
   elif needs probe lockstep probe_catalog_test example_catalog_exec_test; then
     run_ctest probe ctest-probe.log -L probe
+  fi
+fi
+
+# The CUPTI recorder is quiet on clean runs (the top rule: never cry wolf): loaded by the driver
+# into each rank of clean programs, the CPU examples (no cuInit: it never loads, and nothing
+# changes) and a CUDA one (cuda_weight_edit.py: its finding is replica_weights at step 2, and none
+# may be discovery_count). Its figures: the cuda.* calls per rank, to hold against the program.
+if want cupti; then
+  cupti_lib=$build_dir/lib/liblockstep_cupti.so
+  if [[ ! -f $cupti_lib ]]; then record cupti failed "liblockstep_cupti.so was not built (CUPTI not found? see out/gpu/configure.log)"
+  elif needs cupti lockstep cupti_discovery_gpu_test; then
+    rc=0
+    bounded ctest-cupti.log ctest --test-dir "$build_dir" --output-on-failure -R '^CuptiDiscoveryGpuTest\.' || rc=$?
+    cupti_detail="gpu test: $(ctest_summary "$out/ctest-cupti.log")"
+    grep -q '\*\*\*Skipped' "$out/ctest-cupti.log" && { rc=1; cupti_detail="$cupti_detail, skipped on a GPU machine"; }
+    rm -rf "$out/cupti"
+    for prog in examples/clean_ddp_adamw.py examples/clean_manual_allreduce.py probe/tests/programs/cuda_weight_edit.py; do
+      name=$(basename "$prog" .py)
+      # The exit status is the program's findings (cuda_weight_edit has one); report.json is read below.
+      bounded "cupti-exec-$name.log" env CUDA_INJECTION64_PATH="$cupti_lib" "$bin/lockstep" exec --ranks 3 \
+        --launcher local --out "$out/cupti/$name" -- "$python" "$root/$prog" || true
+    done
+    verdict=$("$python" - "$out/cupti" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+problems, figures = [], {}
+for run in sorted(p for p in out.iterdir() if p.is_dir()):
+    report = run / "report.json"
+    if not report.exists():
+        problems.append(f"{run.name}: no report.json")
+        continue
+    for scenario in json.loads(report.read_text()).get("scenarios", []):
+        for f in scenario.get("findings", []):
+            if f.get("checker") == "discovery_count":
+                problems.append(f"{run.name}: discovery_count finding: {f.get('message', '')[:200]}")
+    for log in run.glob("*/logs/rank-*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("lockstep cupti:"):
+                problems.append(f"{run.name}/{log.name}: {line}")
+    for trace in sorted(run.glob("*/traces/rank-*.trace")):
+        calls = {"cuda.init": 0, "cuda.device_count": 0}
+        for line in trace.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("type") == "discovery" and str(r.get("name", "")).startswith("cuda."):
+                calls[r["name"]] = calls.get(r["name"], 0) + 1
+                if r.get("phase") != "startup":
+                    problems.append(f"{run.name}/{trace.name}: {r['name']} in phase {r.get('phase')} at step {r.get('step')}")
+        rank = trace.stem.split("-")[-1]
+        figures[f"{run.name}_rank{rank}_cuda_init"] = calls["cuda.init"]
+        figures[f"{run.name}_rank{rank}_cuda_device_count"] = calls["cuda.device_count"]
+        if run.name == "cuda_weight_edit" and calls["cuda.init"] != 1:
+            problems.append(f"{run.name}/{trace.name}: {calls['cuda.init']} cuda.init records, expected 1 (did the driver load the recorder?)")
+print(json.dumps({"problems": problems, "figures": figures}))
+PY
+) || verdict='{"problems": ["could not read the runs in out/gpu/cupti"], "figures": {}}'
+    problems=$("$python" -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$verdict")
+    figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$verdict")
+    if [[ $rc -eq 0 && -z $problems ]]; then record cupti passed "$cupti_detail; clean programs quiet under the recorder" "$figures"
+    else record cupti failed "$cupti_detail; ${problems:-ctest failed}; see out/gpu/ctest-cupti.log, cupti-exec-*.log, out/gpu/cupti" "$figures"; fi
   fi
 fi
 
