@@ -14,6 +14,7 @@ const std::vector<DiscoveryCall>& DiscoveryCallTable() {
       {"torch.init_process_group", "torch.distributed.init_process_group", true},
       {"torch.new_group", "torch.distributed.new_group: a process group and its backend", false},
       {"torch.new_subgroups", "torch.distributed.new_subgroups(_by_enumeration): process groups", false},
+      {"nccl.comm_init", "ncclCommInitRank & co. (seen by the NCCL profiler plugin): a new NCCL communicator", false},
   };
   return kCalls;
 }
