@@ -16,6 +16,7 @@ const std::vector<DiscoveryCall>& DiscoveryCallTable() {
       {"torch.new_subgroups", "torch.distributed.new_subgroups(_by_enumeration): process groups", false},
       {"cuda.init", "cuInit: the CUDA driver's initialization (the process's first that succeeded)", true},
       {"cuda.device_count", "cudaGetDeviceCount or cuDeviceGetCount: CUDA device enumeration", false},
+      {"nccl.comm_init", "ncclCommInitRank & co. (seen by the NCCL profiler plugin): a new NCCL communicator", false},
   };
   return kCalls;
 }
