@@ -154,6 +154,16 @@ TEST(ExecTest, ADiscoveryCallAfterStartupIsAFindingUnlessAllowed) {
   EXPECT_FALSE(fs::exists(bad)) << "nothing is written for bad flags";
 }
 
+// --recorders names what it cannot do: an unknown recorder is bad input, before anything is
+// written.
+TEST(ExecTest, AnUnknownRecorderIsBadInput) {
+  const fs::path bad = RunDir("recorders_bad");
+  const ProgramResult r = Exec(2, bad, {"--recorders", "mpi,nvml"}, {"--steps", "2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--recorders mpi,nvml: unknown recorder \"nvml\""), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(bad)) << "nothing is written for bad flags";
+}
+
 TEST(ExecTest, ACrashIsTheCrashCheckersFinding) {
   const fs::path dir = RunDir("crash");
   const ProgramResult r = Exec(2, dir, {"--name", "crash"}, {"--steps", "4", "--crash-rank", "1", "--crash-step", "2"});
