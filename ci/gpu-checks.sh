@@ -9,7 +9,8 @@
 #                  Without --deps, ci/install-deps.sh installs them with apt.
 #   --build-dir    default build-gpu
 #   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
-#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti
+#   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,
+#                  nccl_plugin
 #   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
 #                  --targets builds only those (comma-separated) instead of everything
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
@@ -29,8 +30,13 @@
 #                     digested on the device among them) and the example catalog through
 #                     `lockstep exec` (ctest -L probe)
 #   cupti             the CUPTI discovery recorder (liblockstep_cupti.so): its GPU test, then clean
-#                     programs under `lockstep exec` with CUDA_INJECTION64_PATH naming it: they run,
-#                     record cuda.* at start-up only, and give no discovery_count finding
+#                     programs under `lockstep exec --recorders cuda`: they run, record cuda.* at
+#                     start-up only, and give no discovery_count finding
+#   nccl_plugin       the NCCL profiler plugin (liblockstep_nccl_profiler.so) under this torch's
+#                     NCCL: ci/gpu-nccl-program.py under `lockstep exec`, one rank per GPU, with
+#                     --recorders nccl and none: no finding, nccl.comm_init at start-up only, NCCL's
+#                     all-reduces in the trace as the probe saw them, each ended; figures: the
+#                     timed all-reduce loop with the plugin against without it
 # Every check runs even when one before it failed, each with its own time limit, and says why it
 # failed in one line; a build error fails only the checks whose programs did not build. Results
 # accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
@@ -42,7 +48,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
 deps=""
 torch_dir=""
-only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti"
+only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,nccl_plugin"
 build_only=0
 targets=""
 write_doc=1
@@ -62,7 +68,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti)
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
@@ -390,7 +396,14 @@ if want probe; then
   why=$(grep -o "the Python probe is not built: .*" "$out/configure.log" | head -n 1 || true)
   if [[ -n $why ]]; then record probe failed "$why"
   elif needs probe lockstep probe_catalog_test example_catalog_exec_test; then
-    run_ctest probe ctest-probe.log -L probe
+    # The MPI examples need an mpi4py built for Open MPI (the MPI of the carried mpirun); with
+    # another they skip, and a skip fails a check here, so they are left out, and said so.
+    mpi_examples=()
+    if ! "$python" -c 'import mpi4py, sys; mpi4py.rc.initialize = False; from mpi4py import MPI; sys.exit("Open MPI" not in MPI.Get_library_version())' >/dev/null 2>&1; then
+      echo "ci/gpu-checks.sh: probe: this python's mpi4py is missing or not Open MPI's: the MPI examples are left out"
+      mpi_examples=(-E '^ExampleCatalogExec\.(CleanMpiDdp|SplitInForwardMpi)$')
+    fi
+    run_ctest probe ctest-probe.log -L probe "${mpi_examples[@]}"
   fi
 fi
 
@@ -410,7 +423,7 @@ if want cupti; then
     for prog in examples/clean_ddp_adamw.py examples/clean_manual_allreduce.py probe/tests/programs/cuda_weight_edit.py; do
       name=$(basename "$prog" .py)
       # The exit status is the program's findings (cuda_weight_edit has one); report.json is read below.
-      bounded "cupti-exec-$name.log" env CUDA_INJECTION64_PATH="$cupti_lib" "$bin/lockstep" exec --ranks 3 \
+      bounded "cupti-exec-$name.log" "$bin/lockstep" exec --ranks 3 --recorders cuda \
         --launcher local --out "$out/cupti/$name" -- "$python" "$root/$prog" || true
     done
     verdict=$("$python" - "$out/cupti" <<'PY'
@@ -454,6 +467,96 @@ PY
     figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$verdict")
     if [[ $rc -eq 0 && -z $problems ]]; then record cupti passed "$cupti_detail; clean programs quiet under the recorder" "$figures"
     else record cupti failed "$cupti_detail; ${problems:-ctest failed}; see out/gpu/ctest-cupti.log, cupti-exec-*.log, out/gpu/cupti" "$figures"; fi
+  fi
+fi
+
+# NCCL's own view of the collectives (the profiler plugin), checked against what the probe saw of
+# the same program, and its cost: the program's timed all-reduce loop with the plugin loaded
+# against the same loop without it, in the same call (a ratio, not a time).
+if want nccl_plugin; then
+  plugin_lib=$build_dir/lib/liblockstep_nccl_profiler.so
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  plugin_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
+  if [[ ! -f $plugin_lib ]]; then record nccl_plugin failed "liblockstep_nccl_profiler.so was not built (see out/gpu/build.log)"
+  elif needs nccl_plugin lockstep; then
+    rm -rf "$out/nccl_plugin"
+    # Twice each, alternating, so that a warm-up effect does not land on one side only.
+    for repeat in 1 2; do
+      for recorders in none nccl; do
+        bounded "nccl-plugin-$recorders-$repeat.log" "$bin/lockstep" exec --ranks "$plugin_ranks" --launcher local \
+          --recorders "$recorders" --name "nccl_$recorders$repeat" --out "$out/nccl_plugin/$recorders$repeat" \
+          -- "$python" "$root/ci/gpu-nccl-program.py" || true
+      done
+    done
+    verdict=$("$python" - "$out/nccl_plugin" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+problems, figures, loop = [], {}, {"none": [], "nccl": []}
+for run in sorted(p for p in out.iterdir() if p.is_dir()):
+    side = "nccl" if run.name.startswith("nccl") else "none"
+    report = run / "report.json"
+    if not report.exists():
+        problems.append(f"{run.name}: no report.json")
+        continue
+    for scenario in json.loads(report.read_text()).get("scenarios", []):
+        if scenario.get("outcome") != "pass":
+            problems.append(f"{run.name}: outcome {scenario.get('outcome')}: "
+                            + "; ".join(f.get("message", "")[:160] for f in scenario.get("findings", [])))
+    for log in run.glob("*/logs/rank-0.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("nccl-check "):
+                loop[side].append(json.loads(line[len("nccl-check "):])["allreduce_s"])
+            if line.startswith("lockstep nccl profiler:"):
+                problems.append(f"{run.name}/{log.name}: {line}")
+    if side != "nccl":
+        continue
+    for trace in sorted(run.glob("*/traces/rank-*.trace")):
+        rank = trace.stem.split("-")[-1]
+        inits, probe_ar, nccl_ar, open_nccl = 0, [], [], {}
+        for line in trace.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            kind = r.get("type")
+            if kind == "discovery" and r.get("name") == "nccl.comm_init":
+                inits += 1
+                if r.get("phase") != "startup":
+                    problems.append(f"{run.name}/{trace.name}: nccl.comm_init in phase {r.get('phase')} at step {r.get('step')}")
+            elif kind == "collective_begin":
+                group = str(r.get("group", ""))
+                key = (r.get("op"), r.get("count"), r.get("dtype"))
+                if group.startswith("nccl:"):
+                    open_nccl[(group, r.get("seq"))] = True
+                    if r.get("op") == "all_reduce":
+                        nccl_ar.append(key)
+                elif group == "world" and r.get("op") == "all_reduce":
+                    probe_ar.append(key)
+            elif kind == "collective_end" and str(r.get("group", "")).startswith("nccl:"):
+                open_nccl.pop((r.get("group"), r.get("seq")), None)
+        if inits == 0:
+            problems.append(f"{run.name}/{trace.name}: no nccl.comm_init (did NCCL load the plugin?)")
+        if nccl_ar != probe_ar:
+            problems.append(f"{run.name}/{trace.name}: NCCL saw {len(nccl_ar)} all-reduces, the probe {len(probe_ar)}"
+                            + ("" if len(nccl_ar) != len(probe_ar) else " (same number, different op/count/dtype)"))
+        if open_nccl:
+            problems.append(f"{run.name}/{trace.name}: {len(open_nccl)} NCCL collectives never ended")
+        figures[f"rank{rank}_nccl_comm_init"] = inits
+        figures[f"rank{rank}_nccl_all_reduces"] = len(nccl_ar)
+if loop["none"] and loop["nccl"]:
+    figures["loop_s_without_plugin"] = round(statistics.median(loop["none"]), 4)
+    figures["loop_s_with_plugin"] = round(statistics.median(loop["nccl"]), 4)
+    figures["x_without_plugin"] = round(statistics.median(loop["nccl"]) / statistics.median(loop["none"]), 3)
+else:
+    problems.append("no timed loop printed (see the rank-0 logs)")
+print(json.dumps({"problems": problems, "figures": figures}))
+PY
+) || verdict='{"problems": ["could not read the runs in out/gpu/nccl_plugin"], "figures": {}}'
+    problems=$("$python" -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$verdict")
+    figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$verdict")
+    if [[ -z $problems ]]; then record nccl_plugin passed "$plugin_ranks rank(s): NCCL's all-reduces match the probe's, comm_init at start-up" "$figures"
+    else record nccl_plugin failed "$problems; see out/gpu/nccl-plugin-*.log and out/gpu/nccl_plugin" "$figures"; fi
   fi
 fi
 

@@ -129,7 +129,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->allow_extra_args(false);
   cmd->add_option("--recorders", flags->recorders,
                   "Native discovery recorders loaded into every rank: auto (default: nccl and cuda where built, "
-                  "and mpi when --launcher mpirun starts the ranks), none, or a comma-separated list of mpi "
+                  "and mpi when --launcher mpirun starts the ranks and is Open MPI's), none, or a comma-separated list of mpi "
                   "(MPI_Init, MPI_Comm_split & co., by LD_PRELOAD), nccl (NCCL's communicators and collectives, "
                   "its profiler plugin), cuda (cuInit and device counts, CUPTI); docs/CHECKERS.md#discovery_count")
       ->type_name("auto|none|LIST");
@@ -156,9 +156,22 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             std::map<std::string, int> discovery_allowed;
             if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
             if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
+            // The PMPI wrappers go into MPI programs only: by default, ranks that mpirun starts, when
+            // that mpirun is Open MPI's (the MPI they are built against).
             const std::filesystem::path recorder_dir = RecorderDir(env.program_dir);
-            Result<NativeRecorders> recorders =
-                ChooseRecorders(flags->recorders, BuiltRecorders(recorder_dir), *FromString<LauncherKind>(flags->launcher));
+            const NativeRecorders built = BuiltRecorders(recorder_dir);
+            bool preload_mpi = false;
+            std::vector<std::string> notes;
+            if (flags->recorders == "auto" && built.mpi && *FromString<LauncherKind>(flags->launcher) == LauncherKind::kMpirun) {
+              Result<std::filesystem::path> mpirun = FindMpirun();
+              preload_mpi = mpirun.ok() && IsOpenMpiLauncher(mpirun.value());
+              if (mpirun.ok() && !preload_mpi) {
+                notes.push_back(mpirun.value().string() +
+                                " is not Open MPI's: the program's MPI calls are not recorded (--recorders mpi,... "
+                                "preloads the Open MPI wrappers anyway)");
+              }
+            }
+            Result<NativeRecorders> recorders = ChooseRecorders(flags->recorders, built, preload_mpi);
             if (ready.ok()) ready = recorders.status();
             if (ready.ok()) ready = CheckReportFiles(outputs, flags->out, {id});
             if (ready.ok()) ready = PrepareRunDirectory(flags->out, {id}, flags->reuse_out);
@@ -178,7 +191,6 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   << " (not built here; set " << kProbePathEnv
                   << " to use another): a Python program will write no trace\n";
             }
-            std::vector<std::string> notes;
             AddRecorderEnv(recorders.value(), recorder_dir, exec.recorder_env, &notes);
             for (const std::string& note : notes) err << "lockstep exec: note: " << note << "\n";
             ExecProgram rank_program(exec);

@@ -1,7 +1,10 @@
 #include "harness/runner/native_recorders.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
+
+#include "harness/launcher/launch_command.h"
 
 namespace lockstep {
 
@@ -22,10 +25,10 @@ NativeRecorders BuiltRecorders(const std::filesystem::path& dir) {
   return built;
 }
 
-Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRecorders& built, LauncherKind launcher) {
+Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRecorders& built, bool preload_mpi) {
   if (spec == "auto") {
     NativeRecorders chosen = built;
-    chosen.mpi = built.mpi && launcher == LauncherKind::kMpirun;
+    chosen.mpi = built.mpi && preload_mpi;
     return chosen;
   }
   NativeRecorders chosen;
@@ -48,14 +51,25 @@ Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRec
   return chosen;
 }
 
+bool IsOpenMpiLauncher(const std::filesystem::path& mpirun) {
+  FILE* out = popen((ShellQuote(mpirun.string()) + " --version 2>&1").c_str(), "r");
+  if (out == nullptr) return false;
+  std::string text;
+  char buf[512];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), out)) > 0;) text.append(buf, n);
+  const int status = pclose(out);
+  return status == 0 && (text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos);
+}
+
 void AddRecorderEnv(const NativeRecorders& chosen, const std::filesystem::path& dir,
                     std::map<std::string, std::string>& env, std::vector<std::string>* notes) {
   auto set_unless_inherited = [&](const char* var, const char* file, const char* what) {
-    if (const char* mine = std::getenv(var); mine != nullptr && *mine != '\0') {
-      if (notes) notes->push_back(std::string(var) + " is set (" + mine + "): " + what + " are not recorded");
+    const std::string ours = (dir / file).string();
+    if (const char* theirs = std::getenv(var); theirs != nullptr && *theirs != '\0' && ours != theirs) {
+      if (notes) notes->push_back(std::string(var) + " is set (" + theirs + "): " + what + " are not recorded");
       return;
     }
-    env[var] = (dir / file).string();
+    env[var] = ours;
   };
   if (chosen.mpi) env[kPreloadEnv] = (dir / kPmpiRecorderFile).string();
   if (chosen.nccl) set_unless_inherited("NCCL_PROFILER_PLUGIN", kNcclRecorderFile, "NCCL's communicators and collectives");

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "harness/core/status.h"
-#include "harness/launcher/launcher.h"
 
 namespace lockstep {
 
@@ -33,11 +32,15 @@ std::filesystem::path RecorderDir(const std::filesystem::path& program_dir);
 // Those whose library is in `dir`.
 NativeRecorders BuiltRecorders(const std::filesystem::path& dir);
 
-// `--recorders SPEC`: "auto" (each one built, mpi only when mpirun starts the ranks: preloading
-// an MPI library into a program that uses none, or another MPI, would change it), "none", or a
-// comma-separated list of mpi, nccl, cuda (each must be built: InvalidArgument names the missing
-// library otherwise).
-Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRecorders& built, LauncherKind launcher);
+// `--recorders SPEC`: "auto" (each one built, mpi only when `preload_mpi` says the ranks are MPI
+// programs of the MPI lockstep links), "none", or a comma-separated list of mpi, nccl, cuda
+// (each must be built: InvalidArgument names the missing library otherwise).
+Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRecorders& built, bool preload_mpi);
+
+// Whether `mpirun --version` says it is Open MPI's, the MPI liblockstep_pmpi.so is built against.
+// The PMPI wrappers are preloaded by default only then: preloading Open MPI into a program that
+// uses no MPI, or another MPI (an MPICH mpirun and an mpi4py built for it), would break it.
+bool IsOpenMpiLauncher(const std::filesystem::path& mpirun);
 
 // The variables that make a process load `chosen` from `dir`, added to `env`. A variable the
 // environment lockstep runs in already sets (the user's own NCCL profiler or CUDA injection) is

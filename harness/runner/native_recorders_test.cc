@@ -8,6 +8,7 @@
 #include <string>
 
 #include "harness/core/testing/temp_dir.h"
+#include "harness/launcher/launch_command.h"
 #include "harness/runner/exec_program.h"
 #include "harness/runner/lockstep_rank_program.h"
 
@@ -18,42 +19,53 @@ namespace fs = std::filesystem;
 
 NativeRecorders All() { return {true, true, true}; }
 
-TEST(NativeRecordersTest, AutoPreloadsMpiOnlyWhenMpirunStartsTheRanks) {
-  for (LauncherKind launcher : {LauncherKind::kLocal, LauncherKind::kSrun, LauncherKind::kNone}) {
-    Result<NativeRecorders> chosen = ChooseRecorders("auto", All(), launcher);
-    ASSERT_TRUE(chosen.ok());
-    EXPECT_FALSE(chosen.value().mpi) << ToString(launcher);
-    EXPECT_TRUE(chosen.value().nccl);
-    EXPECT_TRUE(chosen.value().cuda);
-  }
-  Result<NativeRecorders> mpirun = ChooseRecorders("auto", All(), LauncherKind::kMpirun);
-  ASSERT_TRUE(mpirun.ok());
-  EXPECT_TRUE(mpirun.value().mpi);
+TEST(NativeRecordersTest, AutoPreloadsMpiOnlyIntoMpiPrograms) {
+  Result<NativeRecorders> not_mpi = ChooseRecorders("auto", All(), /*preload_mpi=*/false);
+  ASSERT_TRUE(not_mpi.ok());
+  EXPECT_FALSE(not_mpi.value().mpi);
+  EXPECT_TRUE(not_mpi.value().nccl);
+  EXPECT_TRUE(not_mpi.value().cuda);
+  Result<NativeRecorders> mpi = ChooseRecorders("auto", All(), /*preload_mpi=*/true);
+  ASSERT_TRUE(mpi.ok());
+  EXPECT_TRUE(mpi.value().mpi);
   // Auto never asks for what was not built.
-  Result<NativeRecorders> bare = ChooseRecorders("auto", NativeRecorders{}, LauncherKind::kMpirun);
+  Result<NativeRecorders> bare = ChooseRecorders("auto", NativeRecorders{}, true);
   ASSERT_TRUE(bare.ok());
   EXPECT_FALSE(bare.value().mpi || bare.value().nccl || bare.value().cuda);
 }
 
+// Only Open MPI's mpirun gets the Open MPI wrappers by default: another MPI's program would break.
+TEST(NativeRecordersTest, OnlyOpenMpisMpirunCountsAsOurs) {
+  Result<std::filesystem::path> mpirun = FindMpirun();
+  ASSERT_TRUE(mpirun.ok()) << mpirun.status().message();
+  EXPECT_TRUE(IsOpenMpiLauncher(mpirun.value())) << mpirun.value() << " (Debian's openmpi-bin)";
+  testing::TempDir temp("lockstep_native_recorders_mpich_");
+  const fs::path fake = temp.path() / "mpirun";
+  std::ofstream(fake) << "#!/bin/sh\necho 'HYDRA build details:'\necho '    Version: 4.1.2'\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  EXPECT_FALSE(IsOpenMpiLauncher(fake));
+  EXPECT_FALSE(IsOpenMpiLauncher(temp.path() / "no-such-mpirun"));
+}
+
 TEST(NativeRecordersTest, AListChoosesExactlyItsRecorders) {
-  Result<NativeRecorders> chosen = ChooseRecorders("mpi,cuda", All(), LauncherKind::kLocal);
+  Result<NativeRecorders> chosen = ChooseRecorders("mpi,cuda", All(), false);
   ASSERT_TRUE(chosen.ok());
   EXPECT_TRUE(chosen.value().mpi);
   EXPECT_FALSE(chosen.value().nccl);
   EXPECT_TRUE(chosen.value().cuda);
-  Result<NativeRecorders> none = ChooseRecorders("none", All(), LauncherKind::kMpirun);
+  Result<NativeRecorders> none = ChooseRecorders("none", All(), true);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none.value().mpi || none.value().nccl || none.value().cuda);
 }
 
 TEST(NativeRecordersTest, AnUnknownOrUnbuiltRecorderIsRefusedByName) {
-  Result<NativeRecorders> unknown = ChooseRecorders("mpi,nvml", All(), LauncherKind::kLocal);
+  Result<NativeRecorders> unknown = ChooseRecorders("mpi,nvml", All(), false);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().message().find("unknown recorder \"nvml\""), std::string::npos);
   NativeRecorders no_cuda = All();
   no_cuda.cuda = false;
-  Result<NativeRecorders> unbuilt = ChooseRecorders("cuda", no_cuda, LauncherKind::kLocal);
+  Result<NativeRecorders> unbuilt = ChooseRecorders("cuda", no_cuda, false);
   ASSERT_FALSE(unbuilt.ok());
   EXPECT_NE(unbuilt.status().message().find("liblockstep_cupti.so) was not built"), std::string::npos);
 }
@@ -80,6 +92,14 @@ TEST(NativeRecordersTest, TheEnvironmentNamesEachChosenLibraryAndLeavesTheUsersO
   EXPECT_EQ(env.count("CUDA_INJECTION64_PATH"), 0u) << "the user's injection wins";
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("CUDA_INJECTION64_PATH is set (/opt/my/injection.so)"), std::string::npos);
+  // Already ours (a script that set it by hand): no note.
+  setenv("CUDA_INJECTION64_PATH", "/opt/lockstep/lib/liblockstep_cupti.so", 1);
+  std::vector<std::string> none;
+  std::map<std::string, std::string> again;
+  AddRecorderEnv(All(), "/opt/lockstep/lib", again, &none);
+  unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(again.at("CUDA_INJECTION64_PATH"), "/opt/lockstep/lib/liblockstep_cupti.so");
   std::map<std::string, std::string> off;
   AddRecorderEnv(NativeRecorders{}, "/opt/lockstep/lib", off);
   EXPECT_TRUE(off.empty());

@@ -22,10 +22,30 @@ namespace fs = std::filesystem;
 
 const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
 
+// Why an MPI example cannot run with this Python, or "": it needs mpi4py, built for Open MPI
+// (the MPI of lockstep's mpirun and of the PMPI wrappers exec preloads). The library version is
+// asked without initializing MPI.
+std::string WhyNoMpiPython() {
+  const testing::ProgramResult r = testing::RunProgram(
+      LOCKSTEP_PROBE_PYTHON,
+      {"-c", "import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Get_library_version())"},
+      LOCKSTEP_SOURCE_DIR);
+  if (r.exit_code != 0) {
+    return std::string("no mpi4py for ") + LOCKSTEP_PROBE_PYTHON + " (Debian: apt-get install python3-mpi4py): " +
+           r.err.substr(0, 200);
+  }
+  if (r.out.find("Open MPI") == std::string::npos) return "mpi4py is not built for Open MPI: " + r.out.substr(0, 120);
+  return "";
+}
+
 void ExecCatalogEntry(const std::string& name) {
   Result<CatalogExpectation> read = ReadCatalogExpectation(kExamples / (name + ".expect.json"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   const CatalogExpectation& e = read.value();
+  if (e.launcher == "mpirun") {
+    const std::string why = WhyNoMpiPython();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
   for (int repeat = 1; repeat <= e.repeats; ++repeat) {
     SCOPED_TRACE(name + " repeat " + std::to_string(repeat) + ": " + e.why);
     const fs::path out = testing::FreshOutDir("example_catalog_exec_test", name);
