@@ -271,7 +271,9 @@ TEST(StreamedTracesTest, GoldenJudgesTheStreamAsInMemory) {
     SCOPED_TRACE(what);
     CannedRun run(4, 5);
     testing::TempDir fixtures;
-    if (what != "no golden file") ASSERT_TRUE(WriteGolden(fixtures.path(), run.scenario.name, platform, run.traces).ok());
+    if (what != "no golden file") {
+      ASSERT_TRUE(WriteGolden(fixtures.path(), run.scenario.name, platform, run.traces).ok());
+    }
     if (what == "tensor differs") {
       for (int rank = 0; rank < 4; ++rank) run.Tensor(rank, 5, TensorKind::kParam, "w1").digest = Digest128{};
     }

@@ -1,5 +1,7 @@
 #include "probe/recording_process_group.h"
 
+#include <Python.h>
+
 #include <ATen/core/ivalue.h>
 
 #include <utility>
@@ -40,6 +42,19 @@ RecordingProcessGroup::RecordingProcessGroup(c10::intrusive_ptr<WrappedGroup> in
       inner_(std::move(inner)),
       session_(std::move(session)),
       group_(std::move(group)) {}
+
+RecordingProcessGroup::~RecordingProcessGroup() {
+  // Destroying the group we wrap joins its worker threads (ProcessGroupGloo), and a worker may be
+  // freeing a tensor that has a Python object, which takes the GIL. When the last reference goes
+  // from Python (DDP's Reducer freed as the program's main() returns), this thread holds the GIL
+  // and would wait forever for a worker that waits for it: a rank hung after its last step. torch's
+  // own bindings drop the GIL to destroy a group; so does the wrapper.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    PyThreadState* saved = PyEval_SaveThread();
+    inner_.reset();
+    PyEval_RestoreThread(saved);
+  }
+}
 
 uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root,
                                       const std::string& reduce) {

@@ -38,6 +38,8 @@ class RecordingProcessGroup : public WrappedGroup {
   // `group` is the name collectives are recorded under ("world", or "pg<name>" for a subgroup).
   RecordingProcessGroup(c10::intrusive_ptr<WrappedGroup> inner, std::shared_ptr<ProbeSession> session,
                         std::string group);
+  // Drops the wrapped group without the GIL (see the definition).
+  ~RecordingProcessGroup() override;
 
   const std::string getBackendName() const override { return inner_->getBackendName(); }
   const c10::intrusive_ptr<WrappedGroup>& inner() const { return inner_; }
