@@ -16,12 +16,28 @@ std::filesystem::path RecorderDir(const std::filesystem::path& program_dir) {
   return program_dir.parent_path() / "lib";
 }
 
+namespace {
+
+// Each recorder once: its --recorders name, its library, its flag.
+struct Recorder {
+  const char* name;
+  const char* file;
+  bool NativeRecorders::*on;
+};
+constexpr Recorder kRecorders[] = {
+    {"mpi", kPmpiRecorderFile, &NativeRecorders::mpi},
+    {"nccl", kNcclRecorderFile, &NativeRecorders::nccl},
+    {"cuda", kCudaRecorderFile, &NativeRecorders::cuda},
+};
+
+}  // namespace
+
 NativeRecorders BuiltRecorders(const std::filesystem::path& dir) {
-  std::error_code ec;
   NativeRecorders built;
-  built.mpi = std::filesystem::is_regular_file(dir / kPmpiRecorderFile, ec);
-  built.nccl = std::filesystem::is_regular_file(dir / kNcclRecorderFile, ec);
-  built.cuda = std::filesystem::is_regular_file(dir / kCudaRecorderFile, ec);
+  for (const Recorder& r : kRecorders) {
+    std::error_code ec;
+    built.*r.on = std::filesystem::is_regular_file(dir / r.file, ec);
+  }
   return built;
 }
 
@@ -35,18 +51,19 @@ Result<NativeRecorders> ChooseRecorders(const std::string& spec, const NativeRec
   if (spec == "none") return chosen;
   std::istringstream names(spec);
   for (std::string name; std::getline(names, name, ',');) {
-    bool* on = name == "mpi" ? &chosen.mpi : name == "nccl" ? &chosen.nccl : name == "cuda" ? &chosen.cuda : nullptr;
-    if (on == nullptr) {
+    const Recorder* recorder = nullptr;
+    for (const Recorder& r : kRecorders) {
+      if (name == r.name) recorder = &r;
+    }
+    if (recorder == nullptr) {
       return InvalidArgumentError("--recorders " + spec + ": unknown recorder \"" + name +
                                   "\"; expected auto, none, or a comma-separated list of mpi, nccl, cuda");
     }
-    const bool is_built = name == "mpi" ? built.mpi : name == "nccl" ? built.nccl : built.cuda;
-    if (!is_built) {
-      const char* file = name == "mpi" ? kPmpiRecorderFile : name == "nccl" ? kNcclRecorderFile : kCudaRecorderFile;
-      return InvalidArgumentError("--recorders " + spec + ": the " + name + " recorder (" + file +
+    if (!(built.*recorder->on)) {
+      return InvalidArgumentError("--recorders " + spec + ": the " + name + " recorder (" + recorder->file +
                                   ") was not built with this lockstep");
     }
-    *on = true;
+    chosen.*recorder->on = true;
   }
   return chosen;
 }
