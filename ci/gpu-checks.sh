@@ -286,6 +286,12 @@ PY
   [[ $2 == passed ]] || status=1
   echo "ci/gpu-checks.sh: $1: $2 ($3)"
 }
+# read_verdict JSON: splits a check's verdict, {"problems": [...], "figures": {...}}, into $problems
+# (joined by "; ", empty when none) and $figures (JSON, for record).
+read_verdict() {
+  problems=$("$python" -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$1")
+  figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$1")
+}
 # needs CHECK PROGRAM...: records CHECK as failed when one of its programs did not build.
 needs() {
   local check=$1 p; shift
@@ -463,8 +469,7 @@ for run in sorted(p for p in out.iterdir() if p.is_dir()):
 print(json.dumps({"problems": problems, "figures": figures}))
 PY
 ) || verdict='{"problems": ["could not read the runs in out/gpu/cupti"], "figures": {}}'
-    problems=$("$python" -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$verdict")
-    figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$verdict")
+    read_verdict "$verdict"
     if [[ $rc -eq 0 && -z $problems ]]; then record cupti passed "$cupti_detail; clean programs quiet under the recorder" "$figures"
     else record cupti failed "$cupti_detail; ${problems:-ctest failed}; see out/gpu/ctest-cupti.log, cupti-exec-*.log, out/gpu/cupti" "$figures"; fi
   fi
@@ -553,8 +558,7 @@ else:
 print(json.dumps({"problems": problems, "figures": figures}))
 PY
 ) || verdict='{"problems": ["could not read the runs in out/gpu/nccl_plugin"], "figures": {}}'
-    problems=$("$python" -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$verdict")
-    figures=$("$python" -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["figures"]))' "$verdict")
+    read_verdict "$verdict"
     if [[ -z $problems ]]; then record nccl_plugin passed "$plugin_ranks rank(s): NCCL's all-reduces match the probe's, comm_init at start-up" "$figures"
     else record nccl_plugin failed "$problems; see out/gpu/nccl-plugin-*.log and out/gpu/nccl_plugin" "$figures"; fi
   fi

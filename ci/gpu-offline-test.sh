@@ -9,7 +9,8 @@
 # programs and tests that need each package (Debian's LibTorch stands in for the pip wheel's,
 # through --torch-dir), and runs them: the scenario loader tests (yaml-cpp, gtest), the digest
 # tests (xxHash), the CLI (CLI11, nlohmann-json), the MPI collectives at np 2 with the relocated
-# mpirun, and the benchmark binary (Google Benchmark).
+# mpirun, the benchmark binary (Google Benchmark), and the native recorders `lockstep exec` loads
+# (the PMPI preload links the prefix's libmpi).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps=$(realpath -m "${1:-$root/.debs}")
@@ -40,7 +41,9 @@ while read -r pkg _; do
 done <"$deps/packages.txt"
 echo "ci/gpu-offline-test.sh: hiding $hidden files of this machine's copies of the fetched packages"
 
-targets=lockstep,scenario_loader_test,trace_test,comm_mpi_test,lockstep-bench
+targets=lockstep,scenario_loader_test,trace_test,comm_mpi_test,lockstep-bench,lockstep_pmpi,lockstep_nccl_profiler
+# CUPTI's recorder is a target only where the CUDA toolkit has CUPTI (the GPU machine has it).
+ls /usr/local/cuda/targets/*/lib/libcupti.so* >/dev/null 2>&1 && targets+=,lockstep_cupti
 export root deps torch_dir build_dir work targets
 unshare -m -n --propagation private bash -euo pipefail -c '
   ip link set lo up
@@ -67,5 +70,8 @@ unshare -m -n --propagation private bash -euo pipefail -c '
   mpirun -np 2 "$build_dir/bin/comm_mpi_test" --gtest_brief=1
   "$build_dir/bin/lockstep-bench" --benchmark_filter='BM_Digest/bytes:1048576/threads:1' \
     --benchmark_min_time=0.01 | grep -q BM_Digest
+  # The PMPI preload must resolve libmpi from the prefix alone (it is loaded into programs that
+  # lockstep did not build, so a missing soname would only show up there).
+  if ldd "$build_dir/lib/liblockstep_pmpi.so" | grep "not found"; then exit 1; fi
 '
 echo "ci/gpu-offline-test.sh: the GPU build configured, built and ran from the fetched packages alone"

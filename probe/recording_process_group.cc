@@ -157,6 +157,29 @@ WorkPtr RecordingProcessGroup::_reduce_scatter_base(at::Tensor& output, at::Tens
   return End(inner_->_reduce_scatter_base(output, input, opts), seq);
 }
 
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+WorkPtr RecordingProcessGroup::allreduce_sparse(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  const uint64_t seq = Begin("all_reduce", First(tensors), Numel(tensors), -1, ReduceName(opts.reduceOp));
+  return End(inner_->allreduce_sparse(tensors, opts), seq);
+}
+
+// One record for the coalesced batch, as for allgather_coalesced: what every rank must agree on is
+// the batch's dtype and total count.
+WorkPtr RecordingProcessGroup::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                               std::vector<at::Tensor>& inputs,
+                                                               const c10d::AllgatherOptions& opts) {
+  const uint64_t seq = Begin("all_gather", First(inputs), Numel(inputs), -1, "");
+  return End(inner_->allgather_into_tensor_coalesced(outputs, inputs, opts), seq);
+}
+
+WorkPtr RecordingProcessGroup::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                               std::vector<at::Tensor>& inputs,
+                                                               const c10d::ReduceScatterOptions& opts) {
+  const uint64_t seq = Begin("reduce_scatter", First(inputs), Numel(inputs), -1, ReduceName(opts.reduceOp));
+  return End(inner_->reduce_scatter_tensor_coalesced(outputs, inputs, opts), seq);
+}
+#endif
+
 WorkPtr RecordingProcessGroup::alltoall_base(at::Tensor& output, at::Tensor& input,
                                              std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
                                              const c10d::AllToAllOptions& opts) {

@@ -60,6 +60,16 @@ class RecordingProcessGroup : public WrappedGroup {
   WorkPtr reduce_scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
                          const c10d::ReduceScatterOptions& opts) override;
   WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  // Backend's defaults for these throw ("does not support"), so without a forward a program that
+  // runs fine alone (all_gather_into_tensor or reduce_scatter_tensor under _coalescing_manager,
+  // a sparse gradient's all-reduce) would fail only under the probe. Same signatures from 2.1 on.
+  WorkPtr allreduce_sparse(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  WorkPtr allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::AllgatherOptions& opts) override;
+  WorkPtr reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::ReduceScatterOptions& opts) override;
+#endif
   WorkPtr alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                         std::vector<int64_t>& input_splits, const c10d::AllToAllOptions& opts) override;
   WorkPtr alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
