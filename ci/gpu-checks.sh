@@ -124,7 +124,22 @@ prefix_path=()
 
 # NCCL from the nvidia-nccl wheel when the CUDA prefix has none: the wheel ships libnccl.so.2 but
 # no libnccl.so for the linker, so a folder of links stands in for an NCCL install.
-nccl_wheel=$([[ -n $python ]] && "$python" -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+# wheel_dir HEADER: the folder of an NVIDIA wheel holding include/HEADER and lib/ (nvidia/nccl,
+# nvidia/cudnn; CUDA 13's wheels may nest them as nvidia/cu13), or nothing.
+wheel_dir() {
+  [[ -n $python ]] || return 0
+  "$python" - "$1" 2>/dev/null <<'PY' || true
+import glob, os, sys
+import nvidia
+for base in nvidia.__path__:
+    for header in sorted(glob.glob(os.path.join(base, "**", "include", sys.argv[1]), recursive=True)):
+        folder = os.path.dirname(os.path.dirname(header))
+        if os.path.isdir(os.path.join(folder, "lib")):
+            print(folder)
+            raise SystemExit
+PY
+}
+nccl_wheel=$(wheel_dir nccl.h)
 if [[ -n $nccl_wheel && -f $nccl_wheel/include/nccl.h && -z ${NCCL_HOME:-} ]]; then
   mkdir -p "$build_dir/nccl/lib"
   ln -sfn "$nccl_wheel/include" "$build_dir/nccl/include"
@@ -190,7 +205,7 @@ fi
 
 # cuDNN from the nvidia-cudnn wheel that a pip torch depends on: the wheel's TorchConfig looks for
 # cuDNN when it was built with it, and the wheel's copy is the one torch loads at run time.
-cudnn_wheel=$([[ -n $python ]] && "$python" -c 'import nvidia.cudnn as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+cudnn_wheel=$(wheel_dir cudnn.h)
 if [[ -n $cudnn_wheel && -f $cudnn_wheel/include/cudnn.h ]]; then
   cudnn_lib=$(ls "$cudnn_wheel"/lib/libcudnn.so* 2>/dev/null | head -n 1)
   [[ -n $cudnn_lib ]] && cmake_args+=(-DCUDNN_INCLUDE_PATH="$cudnn_wheel/include" -DCUDNN_LIBRARY_PATH="$cudnn_lib")
