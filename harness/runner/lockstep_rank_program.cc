@@ -4,7 +4,15 @@
 
 namespace lockstep {
 
-LockstepRankProgram::LockstepRankProgram(LockstepRankOptions options) : options_(std::move(options)) {}
+LockstepRankProgram::LockstepRankProgram(LockstepRankOptions options) : options_(std::move(options)) {
+  // NCCL's and CUDA's discovery and NCCL's collectives, recorded when those libraries load (a GPU
+  // run); lockstep-rank links the PMPI wrappers itself, so MPI needs no preload. Chosen once: the
+  // libraries and the user's own variables do not change between launches.
+  const std::filesystem::path recorders = RecorderDir(options_.program.parent_path());
+  NativeRecorders chosen = BuiltRecorders(recorders);
+  chosen.mpi = false;
+  AddRecorderEnv(chosen, recorders, recorder_env_);
+}
 
 bool LockstepRankProgram::Supports(RankRun run) const {
   return run != RankRun::kRepro || options_.repro.has_value();
@@ -36,12 +44,7 @@ RankInvocation LockstepRankProgram::Invocation(const Scenario& scenario, RankRun
       break;
     }
   }
-  // NCCL's and CUDA's discovery and NCCL's collectives, recorded when those libraries load (a GPU
-  // run); lockstep-rank links the PMPI wrappers itself, so MPI needs no preload.
-  const std::filesystem::path recorders = RecorderDir(options_.program.parent_path());
-  NativeRecorders chosen = BuiltRecorders(recorders);
-  chosen.mpi = false;
-  AddRecorderEnv(chosen, recorders, inv.env);
+  inv.env = recorder_env_;
   return inv;
 }
 

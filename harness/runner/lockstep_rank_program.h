@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class LockstepRankProgram : public RankProgram {
 
  private:
   LockstepRankOptions options_;
+  std::map<std::string, std::string> recorder_env_;  // the native recorders' variables, every launch
 };
 
 }  // namespace lockstep
