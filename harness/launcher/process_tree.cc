@@ -223,7 +223,9 @@ int ProcessTree::KillAll(std::chrono::milliseconds grace, std::chrono::milliseco
   // pid -> start time: a pid seen once stays ours only while its start time is unchanged, so a
   // reused pid is never signalled.
   std::map<pid_t, uint64_t> known;
-  int signalled = 0;
+  // Every process a signal was aimed at, once. Not kill()'s successes: the group's SIGTERM may end
+  // a process (and its parent's end get it reaped) before kill() reaches it by pid.
+  std::set<pid_t> signalled;
   auto refresh = [&]() {
     std::vector<pid_t> roots = Members();
     for (const auto& [pid, start] : known) {
@@ -248,7 +250,8 @@ int ProcessTree::KillAll(std::chrono::milliseconds grace, std::chrono::milliseco
     if (leader_unreaped()) ::killpg(pgid_, sig);
     for (const auto& [pid, start] : known) {
       (void)start;
-      if (::kill(pid, sig) == 0) ++signalled;
+      ::kill(pid, sig);
+      signalled.insert(pid);
     }
   };
 
@@ -261,7 +264,9 @@ int ProcessTree::KillAll(std::chrono::milliseconds grace, std::chrono::milliseco
     refresh();
     // Newcomers (forked while we were waiting) get their SIGTERM too.
     for (const auto& [pid, start] : known) {
-      if (!before.count(pid) && ::kill(pid, SIGTERM) == 0) ++signalled;
+      if (before.count(pid)) continue;
+      ::kill(pid, SIGTERM);
+      signalled.insert(pid);
     }
   }
   const auto kill_deadline = Clock::now() + give_up;
@@ -274,7 +279,7 @@ int ProcessTree::KillAll(std::chrono::milliseconds grace, std::chrono::milliseco
   while (!AllEnded() && Clock::now() < kill_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return signalled;
+  return static_cast<int>(signalled.size());
 }
 
 }  // namespace lockstep

@@ -41,7 +41,7 @@ class ProcessTree {
 
   // SIGTERM to the group and to every process of the launch, SIGKILL to what is left after
   // `grace`, until no process of the launch remains (or `give_up` has passed). Reaps the direct
-  // children, whose statuses Poll then returns. Returns how many processes it signalled.
+  // children, whose statuses Poll then returns. Returns how many processes it found and signalled.
   int KillAll(std::chrono::milliseconds grace, std::chrono::milliseconds give_up = std::chrono::seconds(10));
 
   // Live (not zombie) processes of this launch: descendants of our children and marked ones.
