@@ -7,9 +7,12 @@ build_dir=${LOCKSTEP_BUILD_DIR:-build}
 generator=()
 if command -v ninja >/dev/null 2>&1 && [[ ! -f "$build_dir/Makefile" ]]; then generator=(-G Ninja); fi
 # ccache, where installed, makes a second build tree (a fresh clone, the fuzz tree) cheap.
+# Paths below the checkout are hashed relative to it (CCACHE_BASEDIR), so clones in other folders
+# share the cache.
 launcher=()
 if command -v ccache >/dev/null 2>&1 && [[ ${LOCKSTEP_CCACHE:-1} != 0 ]]; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
 fi
 cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${LOCKSTEP_BUILD_TYPE:-Release} "$@"
 # LibTorch translation units take ~1.5 GiB each to compile: one job per core is safe on 24 GiB.

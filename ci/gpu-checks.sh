@@ -123,6 +123,11 @@ cmake_args=(-DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLOCKSTEP_ENABL
 # The machine's own torch, as CI's .venv is on CPU machines (cmake/LockstepDependencies.cmake): its
 # interpreter builds and runs the probe, its wheel gives LibTorch.
 if [[ -n $python ]]; then cmake_args+=(-DLOCKSTEP_PYTHON="$python"); fi
+# ccache where installed (as ci/build.sh): the offline test here rebuilds what the main build has.
+if command -v ccache >/dev/null 2>&1 && [[ ${LOCKSTEP_CCACHE:-1} != 0 ]]; then
+  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+fi
 prefix_path=()
 
 # NCCL from the nvidia-nccl wheel when the CUDA prefix has none: the wheel ships libnccl.so.2 but
