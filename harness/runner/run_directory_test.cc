@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
 
 #include <fstream>
 
@@ -72,12 +76,61 @@ TEST_F(RunDirectoryTest, TheOldReportGoesBeforeTheFirstRankStarts) {
   EXPECT_FALSE(fs::exists(root_ / kReportFile));
 }
 
-TEST_F(RunDirectoryTest, ARunDirectoryFromBeforeMarkersIsStillOne) {
-  Write(root_ / kReportFile, R"({"schema": "lockstep.report/1", "scenarios": []})");
-  Write(root_ / "a" / "traces" / "rank-0.trace", "old");
-  Write(root_ / "a" / "logs" / "rank-0.log", "old");
+// A user's train/ holding logs/ (TensorBoard's default beside train.py) looked like a scenario
+// folder by its entry names and was deleted by `exec --out . --reuse-out`, and by any run into a
+// marked run directory. Only lockstep's marker, naming the folder, proves a folder is lockstep's.
+TEST_F(RunDirectoryTest, AFolderIsLockstepsOnlyByItsMarkerNeverByItsEntryNames) {
+  ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());  // a marked run directory
+  Write(root_ / "train" / "logs" / "events.out", "tensorboard");
+  Write(root_ / "old" / "traces" / "rank-0.trace", "looks like ours");
+  for (const char* id : {"train", "old"}) {
+    Status s = PrepareRunDirectory(root_, {id}, /*adopt_existing=*/true);
+    ASSERT_FALSE(s.ok()) << id;
+    EXPECT_THAT(s.message(), HasSubstr("which lockstep did not make"));
+    EXPECT_FALSE(ResetScenarioDirectory(root_ / id).ok()) << id;
+  }
+  EXPECT_TRUE(fs::exists(root_ / "train" / "logs" / "events.out"));
+  EXPECT_TRUE(fs::exists(root_ / "old" / "traces" / "rank-0.trace"));
+  // A marker copied from another folder names that folder, not this one.
+  ASSERT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
+  fs::copy_file(root_ / "a" / kScenarioMarkerFile, root_ / "train" / kScenarioMarkerFile);
+  EXPECT_FALSE(IsScenarioDirectory(root_ / "train"));
+  EXPECT_FALSE(ResetScenarioDirectory(root_ / "train").ok());
+  EXPECT_TRUE(fs::exists(root_ / "train" / "logs" / "events.out"));
+  // A marker that is a symlink proves nothing either.
+  fs::create_directories(root_ / "b");
+  fs::create_symlink(root_ / "a" / kScenarioMarkerFile, root_ / "b" / kScenarioMarkerFile);
+  EXPECT_FALSE(IsScenarioDirectory(root_ / "b"));
+  // The folders lockstep made are its own, and the markers of before ids still count.
+  EXPECT_TRUE(IsScenarioDirectory(root_ / "a"));
+  Write(root_ / "legacy" / kScenarioMarkerFile, "made by lockstep run; replaced by the next run of this scenario\n");
+  EXPECT_TRUE(IsScenarioDirectory(root_ / "legacy"));
+}
+
+// Two runs into one --out overwrote each other's traces and report.
+TEST_F(RunDirectoryTest, ASecondProcessCannotRunIntoALockedRunDirectory) {
   ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());
-  EXPECT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
+  EXPECT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok()) << "the holder itself may prepare it again";
+  auto in_child = [](const std::function<int()>& body) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(body());
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  const fs::path dir = root_;
+  EXPECT_EQ(in_child([&] {
+              Status s = PrepareRunDirectory(dir, {"a"}, false);
+              if (s.ok() || s.code() != StatusCode::kInvalidArgument) return 1;
+              if (s.message().find("another lockstep run is writing into it (pid " +
+                                   std::to_string(getppid())) == std::string::npos) {
+                return 2;
+              }
+              return fs::exists(dir / "a" / kScenarioMarkerFile) || !fs::exists(dir) ? 3 : 0;
+            }),
+            0);
+  // Another directory is free.
+  EXPECT_EQ(in_child([&] { return PrepareRunDirectory(dir / "other", {"a"}, false).ok() ? 0 : 1; }), 0);
 }
 
 TEST_F(RunDirectoryTest, AFileAsOutOrAForeignReportJsonIsRefused) {
