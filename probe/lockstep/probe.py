@@ -443,8 +443,14 @@ def after_optimizer_step(optimizer):
 
 @_guard
 def note_backward(tensor):
-    """The loss: what the program calls backward() on (summed over accumulated micro-batches)."""
+    """The loss: what the program calls backward() on (summed over accumulated micro-batches).
+    A backward after an optimizer step begins the next step: the pending record is written
+    first, with its own loss. A program with no module forward (plain tensors with
+    requires_grad, a model called through a method) has no other step boundary before exit,
+    and its losses would land one step late, summed with the next."""
     st = _STATE
+    if st.stepped:
+        _write_record(None)
     _start_of_step()
     if tensor.numel() == 1:
         value = float(tensor.detach())

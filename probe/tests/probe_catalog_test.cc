@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -190,6 +191,23 @@ TEST(ProbeCases, DiscoveryCallsAreRecordedOnceWithPhaseStepAndStack) {
       EXPECT_EQ(d[4].call, 5);
       EXPECT_NE(d[4].where.find("discovery_calls.py:"), std::string::npos) << d[4].where;
       EXPECT_NE(d[4].where.find(" in main"), std::string::npos) << d[4].where;
+    }
+  });
+}
+
+// No module forward (plain tensors with requires_grad): the steps end at backward() and the
+// optimizer step; every step's loss is finite and its own (the program checks its trace).
+TEST(ProbeCases, StepsAndLossesWithoutAModuleForward) {
+  RunCatalogEntry(kPrograms / "no_forward.expect.json", {}, true, [](const RunOutcome& o) {
+    for (size_t r = 0; r < o.traces.size(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      std::vector<int64_t> steps;
+      for (const StepRecord& s : o.traces[r].steps) {
+        if (s.step == 0) continue;
+        steps.push_back(s.step);
+        EXPECT_TRUE(std::isfinite(s.loss)) << "step " << s.step;
+      }
+      EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3, 4, 5}));
     }
   });
 }
