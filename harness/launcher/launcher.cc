@@ -434,6 +434,7 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
       e.note = (e.exit_code ? "exited with code " + std::to_string(*e.exit_code) : std::string("ended")) +
                " while its peers waited in a collective it never began";
+      e.left_peers_waiting = true;
       died.push_back(r);
     }
   }

@@ -212,6 +212,11 @@ TEST(ProbeCases, StepsAndLossesWithoutAModuleForward) {
   });
 }
 
+// A sparse gradient (nn.Embedding(sparse=True)) was a probe internal error.
+TEST(ProbeCases, SparseGradientsAreDigestedAsTheirDenseValues) {
+  RunCatalogEntry(kPrograms / "sparse_embedding.expect.json");
+}
+
 // CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).
 TEST(ProbeCases, CudaTensorsAreDigestedOnTheDevice) {
   const std::string probe_python = std::string(LOCKSTEP_PROBE_PYTHON) +
