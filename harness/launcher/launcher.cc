@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,10 @@ std::string DescribeWaitStatus(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
+// Less room than this on a trace's file system counts as full (a record is one write of up to a
+// few megabytes; a full disk keeps a few blocks back for root).
+constexpr unsigned long long kFullDiskBytes = 1 << 20;
+
 class LaunchRun {
  public:
   LaunchRun(LaunchSpec spec, const ProgressCallback& on_progress)
@@ -130,6 +135,9 @@ class LaunchRun {
   // when startup_timeout_s passes before that.
   bool CheckStartup();
   std::vector<int> StartupCulprits(const std::vector<int>& waiting) const;
+  // The harness error of a rank that failed without a footer because its trace's file system is
+  // full; empty when there is room.
+  std::string FullDiskError(int rank) const;
   void CheckHang();
   // Ranks that stopped on an error of the harness: an error footer, or a failed rank without a
   // footer whose log's last lockstep-rank line says so (never an exit code, which the program
@@ -397,6 +405,8 @@ std::vector<int> LaunchRun::RankErrors() {
     // that rank, not a harness error).
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
       e.error = p.footer_status;
+    } else if (failed && !p.footer && !(e.error = FullDiskError(r)).empty()) {
+      // The trace could not be written: the harness's I/O failure, not the program's crash.
     } else if (failed && !p.footer) {
       // mpirun may name another rank first, or not say the code: the rank's own last words decide.
       e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
@@ -447,6 +457,18 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
   }
   failed_ranks_ = died;
   return true;
+}
+
+std::string LaunchRun::FullDiskError(int rank) const {
+  // A rank whose trace stopped without a footer on a file system with no room left could not
+  // write it (its log, on the same disk, may hold nothing either).
+  const std::filesystem::path trace = RankTracePath(spec_.trace_dir, rank);
+  struct statvfs fs = {};
+  if (::statvfs(spec_.trace_dir.c_str(), &fs) != 0) return "";
+  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kFullDiskBytes) return "";
+  return "no space left on the file system of " + trace.string() + " (" + std::to_string(free_bytes) +
+         " bytes free): its trace could not be written";
 }
 
 std::vector<int> LaunchRun::StartupCulprits(const std::vector<int>& waiting) const {
