@@ -42,7 +42,7 @@ def main():
     for step in range(1, 5):
         got = recorded.get(step)
         if got is None or abs(float(got) - losses[step - 1]) > 1e-6 * max(1.0, abs(losses[step - 1])):
-            print("no_forward.py: step %d recorded loss %r, the program's was %r" % (step, got, losses[step - 1]),
+            print("clean_no_forward.py: step %d recorded loss %r, the program's was %r" % (step, got, losses[step - 1]),
                   file=sys.stderr)
             sys.exit(1)
     dist.destroy_process_group()
