@@ -388,7 +388,9 @@ TEST(ExecTest, AStartupTimeoutNamesOnlyTheRankTheOthersWaitFor) {
   EXPECT_NE(s["reason"].get<std::string>().find("start-up timeout: rank 2 had not recorded step 0"), std::string::npos)
       << s.dump(2);
   for (const auto& f : s["findings"]) {
-    if (f["checker"] == "startup") EXPECT_EQ(f["ranks"], nlohmann::json::array({2})) << f.dump(2);
+    if (f["checker"] == "startup") {
+      EXPECT_EQ(f["ranks"], nlohmann::json::array({2})) << f.dump(2);
+    }
   }
 }
 
