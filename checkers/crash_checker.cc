@@ -33,7 +33,7 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   std::vector<RankExit> exits = context.launch.ranks;
   std::sort(exits.begin(), exits.end(), [](const RankExit& a, const RankExit& b) { return a.rank < b.rank; });
   for (const RankExit& e : exits) {
-    const bool died = (e.exit_code && *e.exit_code != 0) || e.signal;
+    const bool died = (e.exit_code && *e.exit_code != 0) || e.signal || e.left_peers_waiting;
     // Ranks the launcher stopped after another rank died carry its SIGTERM/SIGKILL, not a crash.
     // Nor are the survivors whose collective failed because a peer died: the peer's is the crash.
     if (!died || e.killed_by_launcher || e.failed_after_peer) continue;
@@ -43,7 +43,8 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
     if (!last) last = e.last_step;
     std::string part = "rank " + std::to_string(e.rank) + " ";
     if (e.signal) part += "was killed by " + SignalName(*e.signal) + " (" + std::to_string(*e.signal) + ")";
-    else part += "exited with code " + std::to_string(*e.exit_code);
+    else if (e.exit_code) part += "exited with code " + std::to_string(*e.exit_code);
+    else part += "ended";
     if (last) {
       // Finished every step: by the scenario's count, or, where the program decides how many
       // (lockstep exec: steps 0), by the footer its trace got at exit.

@@ -74,6 +74,25 @@ TEST(CrashCheckerTest, SurvivorsWhoseCollectiveFailedAfterThePeerDiedAreNotNamed
   EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
 }
 
+// A user's sys.exit(0) mid-run on rank 2: a clean exit, but its peers waited in a collective it
+// never began. It is the crash (rank 0, whose collective failed first, was blamed).
+TEST(CrashCheckerTest, ARankThatLeftItsPeersWaitingIsTheCrashEvenWithExitCodeZero) {
+  CannedRun run(3, 5);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.Cut(2, 2);
+  run.launch.ranks[2].exit_code = 0;
+  run.launch.ranks[2].left_peers_waiting = true;
+  for (int r : {0, 1}) {
+    run.Cut(r, 2);
+    run.launch.ranks[r].exit_code = 1;
+    run.launch.ranks[r].failed_after_peer = true;
+  }
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2}));
+  EXPECT_NE(f[0].message.find("rank 2 exited with code 0"), std::string::npos) << f[0].message;
+}
+
 // lockstep exec: the program decides how many steps (scenario.steps 0); a rank that died
 // without its footer was in the step after its last record.
 TEST(CrashCheckerTest, WithoutAStepCountARankWithoutAFooterDiedInTheNextStep) {

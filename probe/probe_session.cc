@@ -13,7 +13,9 @@ int64_t NowNs() {
 }  // namespace
 
 Result<std::shared_ptr<ProbeSession>> ProbeSession::Open(const std::string& path, const TraceHeader& header) {
-  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(path, header);
+  // A new file only: two processes of one run that both call themselves rank R (world_size=1
+  // hard-coded) are refused by name, never interleaved into one unreadable file.
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(path, header, TraceOpen::kNew);
   if (!writer.ok()) return writer.status();
   return std::shared_ptr<ProbeSession>(new ProbeSession(std::move(writer).value(), path));
 }

@@ -152,5 +152,83 @@ TEST(CheckTest, AMissingRankOrNoStepIsAnErrorNeverAPass) {
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
 }
 
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteAll(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
+
+// Two ranks' clean traces from a fake program, in their own folder.
+fs::path CleanTraces(const std::string& name) {
+  const fs::path dir = RunDir(name);
+  const std::string program = (fs::path(LOCKSTEP_BINARY_DIR) / "bin" / "fake_training_program").string();
+  const ProgramResult exec = Lockstep({"exec", "--ranks", "2", "--out", dir.string(), "--name", "two", "--", program});
+  EXPECT_EQ(exec.exit_code, 0) << exec.out << exec.err;
+  return dir / "two" / "traces";
+}
+
+// A rank's trace that is empty, garbage or cut inside its header cannot be read: an error (exit
+// 3) naming the file and the position, never a pass of what the other ranks recorded.
+TEST(CheckTest, AnUnreadableTraceIsAnErrorWithItsFileNeverAPass) {
+  const fs::path traces = CleanTraces("unreadable");
+  const std::string header = ReadAll(traces / "rank-1.trace");
+  ASSERT_GT(header.size(), 40u);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"empty", ""},
+      {"garbage", "\x7f""ELF garbage without a newline"},
+      {"garbage_lines", "not a trace\nat all\n"},
+      {"cut_in_header", header.substr(0, 30)},
+  };
+  for (const auto& [name, text] : cases) {
+    WriteAll(traces / "rank-1.trace", text);
+    const fs::path checked = RunDir("unreadable_" + name);
+    const ProgramResult r = Lockstep({"check", traces.string(), "--out", checked.string()});
+    EXPECT_EQ(r.exit_code, 3) << name << "\n" << r.out << r.err;
+    const std::string said = r.out + r.err + ReadAll(checked / "report.json");
+    EXPECT_NE(said.find((traces / "rank-1.trace").string() + ":1"), std::string::npos) << name << "\n" << said;
+  }
+}
+
+// A header is input: a world_size of two billion took gigabytes, then "internal error:
+// std::bad_alloc". What is sized is bounded by the files there; the field is named.
+TEST(CheckTest, AHeadersWorldSizeIsBoundedAndNamed) {
+  const fs::path traces = CleanTraces("world_size");
+  const std::string rank0 = ReadAll(traces / "rank-0.trace");
+  const auto at = rank0.find("\"world_size\":");
+  ASSERT_NE(at, std::string::npos) << rank0.substr(0, 300);
+  const auto digits = at + std::string("\"world_size\":").size();
+  const auto end = rank0.find_first_not_of("0123456789 ", digits);
+  for (const std::string& claim : {std::string("2000000000"), std::string("60000")}) {
+    WriteAll(traces / "rank-0.trace", rank0.substr(0, digits) + claim + rank0.substr(end));
+    const fs::path checked = RunDir("world_size_" + claim);
+    const ProgramResult r = Lockstep({"check", traces.string(), "--out", checked.string()});
+    const std::string said = r.out + r.err + ReadAll(checked / "report.json");
+    EXPECT_EQ(said.find("bad_alloc"), std::string::npos) << said;
+    EXPECT_NE(said.find("world_size"), std::string::npos) << claim << "\n" << said;
+    EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 3) << claim << "\n" << said;
+    if (claim == "60000") {
+      EXPECT_NE(said.find("no trace for 59998 of 60000 ranks"), std::string::npos) << said.substr(0, 2000);
+      EXPECT_LT(said.size(), 20000u) << "the missing ranks are counted, not all listed";
+    }
+  }
+}
+
+// report.json's `ranks` is input too (diff sizes its per-rank tables by it).
+TEST(CheckTest, AReportsRanksIsBoundedAndNamed) {
+  const fs::path traces = CleanTraces("report_ranks");
+  const fs::path run = traces.parent_path().parent_path();
+  std::string report = ReadAll(run / "report.json");
+  const auto at = report.find("\"ranks\": 2");
+  ASSERT_NE(at, std::string::npos) << report.substr(0, 2000);
+  report.replace(at, std::string("\"ranks\": 2").size(), "\"ranks\": 2000000000");
+  WriteAll(run / "report.json", report);
+  const ProgramResult r = Lockstep({"diff", run.string(), run.string()});
+  const std::string said = r.out + r.err;
+  EXPECT_EQ(said.find("bad_alloc"), std::string::npos) << said;
+  EXPECT_NE(said.find("ranks: 2000000000 is out of range"), std::string::npos) << said;
+  EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 3) << said;
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -278,6 +278,11 @@ TEST(CliTest, TraceDumpOfAMissingFileOrANonTraceIsAnInputError) {
   ProgramResult cut = Lockstep({"trace", "dump", "fixtures/traces/truncated_rank1_step3/rank-1.trace"});
   EXPECT_EQ(cut.exit_code, 0) << cut.err;
   EXPECT_THAT(cut.err, HasSubstr("last record cut"));
+  // Of several files, the one meant is named with its folder (every run has a rank-1.trace).
+  ProgramResult several = Lockstep({"trace", "dump", "fixtures/traces/clean_4rank/rank-1.trace",
+                                    "fixtures/traces/truncated_rank1_step3/rank-1.trace"});
+  EXPECT_EQ(several.exit_code, 0) << several.err;
+  EXPECT_THAT(several.err, HasSubstr("fixtures/traces/truncated_rank1_step3/rank-1.trace:30: last record cut"));
 }
 
 }  // namespace

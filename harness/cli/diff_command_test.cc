@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::CannedTraces;
 using testing::ProgramResult;
 
@@ -133,6 +134,34 @@ TEST_F(DiffCommandTest, BadInputExitsTwo) {
 
   ProgramResult usage = Lockstep({"diff", "good"});
   EXPECT_EQ(usage.exit_code, 2);
+}
+
+// A report.json that is a symlink loop was ignored: the folder was read as if it had none.
+TEST_F(DiffCommandTest, AReportJsonThatCannotBeFollowedIsNamed) {
+  WriteRun("good", CannedTraces(2, 2));
+  WriteRun("loop", CannedTraces(2, 2));
+  fs::remove(root_ / "loop" / "report.json");
+  fs::create_symlink("report.json", root_ / "loop" / "report.json");
+  ProgramResult r = Lockstep({"diff", "good", "loop"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("loop/report.json: cannot be read"));
+}
+
+// report.json's `ranks` sizes what diff reads: a huge claim is refused by name, not allocated.
+TEST_F(DiffCommandTest, AReportsRankCountIsBounded) {
+  WriteRun("good", CannedTraces(2, 2));
+  RunResult result;
+  ScenarioResult s;
+  s.id = "inject/bitflip";
+  s.ranks = 2000000000;
+  s.run_dir = s.id;
+  result.scenarios.push_back(s);
+  WriteRun("huge", CannedTraces(2, 2));
+  std::ofstream(root_ / "huge" / "report.json") << SerializeRunResult(result);
+  ProgramResult r = Lockstep({"diff", "good", "huge"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ranks: 2000000000 is out of range"));
+  EXPECT_THAT(r.err, Not(HasSubstr("bad_alloc")));
 }
 
 }  // namespace

@@ -116,16 +116,17 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                 "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
                 "(lockstep still replaces only the folders it made)");
   // Repeatable options take one value each time and never the `--` that starts COMMAND (CLI11
-  // otherwise lets a list option eat the `--`, and COMMAND's own flags become lockstep's).
-  cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)")
-      ->expected(1)
+  // otherwise lets a list option eat the `--`, and COMMAND's own flags become lockstep's); each use
+  // adds its value (expected(1) would cap the whole list at one value and refuse a second use).
+  cmd->add_option("--mpirun-args", flags->mpirun_args,
+                  "Extra argument for mpirun or srun, one per use (repeatable: --mpirun-args=--mca "
+                  "--mpirun-args=btl --mpirun-args=self,tcp)")
       ->allow_extra_args(false);
   cmd->add_option("--expect-discovery", flags->expect_discovery,
                   "A discovery call the program may make at any time, at most TIMES per process (default 1); "
                   "without it every discovery call must come before the first optimizer step (repeatable; "
                   "e.g. torch.new_group=2; docs/CHECKERS.md#discovery_count lists the calls)")
       ->type_name("NAME[=TIMES]")
-      ->expected(1)
       ->allow_extra_args(false);
   cmd->add_option("--recorders", flags->recorders,
                   "Native discovery recorders loaded into every rank: auto (default: nccl and cuda where built, "

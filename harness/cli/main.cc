@@ -1,5 +1,6 @@
 // `lockstep`: builds the command line from the subcommands (harness/cli/command.h) and turns
 // what happened into the exit code, here and nowhere else.
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <vector>
@@ -8,6 +9,9 @@
 
 int main(int argc, char** argv) {
   using namespace lockstep;
+  // A closed stdout (`lockstep exec ... | head`) is a failed write, never a SIGPIPE death: the run
+  // goes on, and its report.json is written. (Every rank starts with default dispositions.)
+  std::signal(SIGPIPE, SIG_IGN);
   CommandEnvironment env = MakeCommandEnvironment(argc, argv, std::cout, std::cerr);
   try {
     CLI::App app{"lockstep: a correctness harness for data-parallel training. It runs scenarios on local ranks, "

@@ -50,12 +50,10 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env) {
             // Rendering must not destroy what it renders from: no output on the run's own files.
             std::vector<std::string> ids;
             for (const ScenarioResult& s : result->scenarios) ids.push_back(s.run_dir.empty() ? s.id : s.run_dir);
-            for (const auto& [format, path] : flags->reports.files) {
-              if (path.empty()) continue;
-              if (Status ok = CheckReportOutput(flags->dir, ids, "--" + format, path); !ok.ok()) {
-                *env.err << "lockstep report: " << ok.message() << "\n";
-                return ExitCode::kUsageError;
-              }
+            // Nor two outputs on one file (--html X --markdown X kept only the last).
+            if (Status ok = CheckReportFiles(flags->reports, flags->dir, ids); !ok.ok()) {
+              *env.err << "lockstep report: " << ok.message() << "\n";
+              return ExitCode::kUsageError;
             }
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->dir;

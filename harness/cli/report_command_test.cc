@@ -118,6 +118,15 @@ TEST_F(ReportCommandTest, AnOutputOnTheRunsOwnFilesIsRefused) {
   EXPECT_EQ(ReadFile(root_ / "run" / "report.json"), before);
 }
 
+// --html X --markdown X wrote one report over the other.
+TEST_F(ReportCommandTest, TwoOutputsOnOneFileAreRefused) {
+  fs::copy_file(kFixtures / "clean.report.json", root_ / "run" / "report.json");
+  ProgramResult r = Lockstep({"report", "run", "--html", "out.txt", "--markdown", "./out.txt"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("writes there too"));
+  EXPECT_FALSE(fs::exists(root_ / "out.txt"));
+}
+
 TEST_F(ReportCommandTest, AnUnwritableOutputIsAHarnessError) {
   fs::copy_file(kFixtures / "clean.report.json", root_ / "run" / "report.json");
   ProgramResult r = Lockstep({"report", "run", "--html", "missing-dir/r.html"});

@@ -190,6 +190,13 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
                   << " (it has: " << (ids.empty() ? std::string("none") : Join(ids, ", ")) << ")\n";
               return ExitCode::kUsageError;
             }
+            // A run of `lockstep exec` (or a `check` of traces) has no scenario file to re-run.
+            if (scenario_result->file.empty() && flags->scenario_file.empty()) {
+              err << "lockstep repro: scenario '" << flags->scenario << "' in " << (dir / "report.json").string()
+                  << " has no scenario file (it was run by `lockstep exec` or judged by `lockstep check`): repro "
+                     "re-runs scenario files of `lockstep run` only; --scenario-file names one\n";
+              return ExitCode::kUsageError;
+            }
             bool preferred = false;
             const Finding* finding = PickFinding(*scenario_result, &preferred);
             if (!finding) {

@@ -78,4 +78,11 @@ std::optional<std::string> FindJsonTooDeep(std::string_view text, int max_depth)
   return std::nullopt;
 }
 
+std::string CutLongText(std::string_view text, std::size_t keep) {
+  if (text.size() <= 2 * keep + 64) return std::string(text);
+  const std::size_t cut = text.size() - 2 * keep;
+  return std::string(text.substr(0, keep)) + " ... [" + std::to_string(cut) + " bytes cut] ... " +
+         std::string(text.substr(text.size() - keep));
+}
+
 }  // namespace lockstep

@@ -22,6 +22,10 @@ namespace lockstep {
 // recursive walk of a parsed value.
 inline constexpr int kMaxJsonDepth = 64;
 
+// The most ranks any lockstep program runs or reads (scenario `ranks`, `--ranks`, a trace header's
+// world_size, report.json's `ranks`): a reader sizes nothing by a larger claim.
+inline constexpr int kMaxWorldSize = 65536;
+
 // The whole of a regular file, or an error naming it: not found, a folder or another non-file
 // ("is a directory, not a file"), larger than `max_bytes`, unreadable. `what` names the kind of
 // file in messages ("trace", "report").
@@ -32,6 +36,12 @@ Result<std::string> ReadBoundedFile(const std::filesystem::path& path, std::uint
 // of the bracket that goes too deep, or nullopt when it never does. Strings are skipped, so
 // brackets inside them do not count. Linear, no recursion, no allocation.
 std::optional<std::string> FindJsonTooDeep(std::string_view text, int max_depth = kMaxJsonDepth);
+
+// A program's output quoted in a message or a report: text longer than 2 * keep bytes becomes its
+// first `keep` bytes, " ... [N bytes cut] ... " and its last `keep` bytes (a 5 MB line is never
+// copied whole into the console or report.json).
+inline constexpr std::size_t kQuotedOutputKeep = 1024;
+std::string CutLongText(std::string_view text, std::size_t keep = kQuotedOutputKeep);
 
 // "line 3, column 7" of a byte offset (1-based; columns count bytes).
 std::string TextPositionOf(std::string_view text, std::size_t offset);

@@ -101,6 +101,16 @@ Result<std::vector<RunDirScenario>> IndexRunDir(const fs::path& dir) {
   }
   const fs::path report = dir / "report.json";
   std::vector<RunDirScenario> scenarios;
+  // A report.json that is there but cannot be followed (a symlink loop, a dangling link) is an
+  // error naming it, never a directory read as if it had none.
+  if (fs::exists(fs::symlink_status(report, ec))) {
+    std::error_code follow;
+    const fs::file_status target = fs::status(report, follow);
+    if (follow || !fs::is_regular_file(target)) {
+      return InvalidArgumentError(report.string() + ": cannot be read (" +
+                                  (follow ? follow.message() : std::string("not a regular file")) + ")");
+    }
+  }
   if (fs::exists(report, ec)) {
     LOCKSTEP_ASSIGN_OR_RETURN(scenarios, FromReport(dir, report));
   } else {

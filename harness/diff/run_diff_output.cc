@@ -211,8 +211,10 @@ std::string RunDiffText(const RunDiff& diff) {
         if (!s.no_traces_in.empty()) {
           out << " (traces only in " << (s.no_traces_in == "A" ? "B" : "A") << ")\n";
         } else if (s.first) {
-          out << " from step " << s.first->step << " (" << s.differing_steps << " of " << s.steps_compared
-              << " compared steps differ";
+          // A step one run lacks differs without being compared: counted apart, never "4 of 2".
+          out << " from step " << s.first->step << " (" << (s.differing_steps - s.steps_in_one_run) << " of "
+              << s.steps_compared << " compared steps differ";
+          if (s.steps_in_one_run > 0) out << "; " << Plural(s.steps_in_one_run, "step") << " recorded in one run only";
           if (s.last_differing_step && *s.last_differing_step != s.first->step) {
             out << ", the last at step " << *s.last_differing_step;
           }
@@ -255,6 +257,7 @@ Json RunDiffToJson(const RunDiff& diff) {
         {"steps_compared", s.steps_compared},
         {"records_compared", s.records_compared},
         {"differing_steps", s.differing_steps},
+        {"steps_in_one_run", s.steps_in_one_run},
         {"last_differing_step", s.last_differing_step ? Json(*s.last_differing_step) : Json(nullptr)},
         {"no_traces_in", s.no_traces_in.empty() ? Json(nullptr) : Json(s.no_traces_in)},
         {"first_difference", s.first ? StepDifferenceJson(*s.first) : Json(nullptr)},

@@ -97,6 +97,22 @@ TEST(RunDiffOutputTest, GapsAndNotes) {
   EXPECT_THAT(text, HasSubstr("  note: B rank 0: trace without a footer (the rank did not exit cleanly)\n"));
 }
 
+// Steps one run lacks differ without being compared: "4 of 2 compared steps differ" counted them
+// among the compared ones.
+TEST(RunDiffOutputTest, StepsInOneRunOnlyAreCountedApartFromTheComparedOnes) {
+  const auto a = CannedTraces(1, 6);
+  auto b = CannedTraces(1, 6);
+  ASSERT_TRUE(b[0].footer.has_value());
+  b[0].steps.resize(2);  // B's rank finished cleanly, with fewer steps
+  const ScenarioDiff d = DiffTraces("short", a, b);
+  ASSERT_GT(d.differing_steps, d.steps_compared) << "the case of the bug";
+  const std::string text = RunDiffText(Diff({d}));
+  EXPECT_THAT(text, HasSubstr("(0 of 2 compared steps differ; " + std::to_string(d.differing_steps) +
+                              " steps recorded in one run only"))
+      << text;
+  EXPECT_EQ(RunDiffToJson(Diff({d}))["scenarios"][0]["steps_in_one_run"], d.differing_steps);
+}
+
 TEST(RunDiffOutputTest, JsonForMachines) {
   auto a = CannedTraces(2, 3);
   auto b = CannedTraces(2, 3);

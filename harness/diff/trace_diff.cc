@@ -144,6 +144,7 @@ ScenarioDiff DiffTraces(const std::string& id, const std::vector<RankTrace>& a, 
     result.records_compared += c.records;
     if (c.Differs()) {
       ++result.differing_steps;
+      if (!c.compared) ++result.steps_in_one_run;
       result.last_differing_step = step;
       if (!result.first) result.first = std::move(c.diff);
     }

@@ -68,6 +68,7 @@ struct ScenarioDiff {
   int64_t steps_compared = 0;       // distinct steps that at least one rank recorded in both runs
   int64_t records_compared = 0;     // tensor records compared, over all ranks and steps
   int64_t differing_steps = 0;      // steps with any difference (first included)
+  int64_t steps_in_one_run = 0;     // of those, steps no rank recorded in both runs (a gap only)
   std::optional<int64_t> last_differing_step;
   std::optional<StepDifference> first;  // the first step with a difference
   // Facts that qualify the comparison: truncated or missing traces, a world size mismatch.

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "harness/core/untrusted_input.h"
 #include "harness/launcher/interrupt_guard.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/launcher_output_parser.h"
@@ -66,7 +69,7 @@ std::string LastLines(const std::string& text, int n) {
   }
   std::string out;
   for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - static_cast<size_t>(n) : 0; i < lines.size(); ++i) {
-    out += (out.empty() ? "" : " | ") + lines[i];
+    out += (out.empty() ? "" : " | ") + CutLongText(lines[i]);
   }
   return out;
 }
@@ -80,7 +83,7 @@ std::string RankErrorFromLog(const std::filesystem::path& log) {
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("lockstep-rank ", 0) == 0) {
       const size_t colon = line.find(": ");
-      found = colon == std::string::npos ? line : line.substr(colon + 2);
+      found = CutLongText(colon == std::string::npos ? line : line.substr(colon + 2));
     }
   }
   return found;
@@ -93,6 +96,10 @@ std::string DescribeWaitStatus(int status) {
   }
   return "ended with wait status " + std::to_string(status);
 }
+
+// Less room than this on a trace's file system counts as full (a record is one write of up to a
+// few megabytes; a full disk keeps a few blocks back for root).
+constexpr unsigned long long kFullDiskBytes = 1 << 20;
 
 class LaunchRun {
  public:
@@ -127,9 +134,14 @@ class LaunchRun {
   // Start-up: true once every rank's trace shows its step-0 record (or a footer); sets ending_
   // when startup_timeout_s passes before that.
   bool CheckStartup();
+  std::vector<int> StartupCulprits(const std::vector<int>& waiting) const;
+  // The harness error of a rank that failed without a footer because its trace's file system is
+  // full; empty when there is room.
+  std::string FullDiskError(int rank) const;
   void CheckHang();
-  // Ranks that stopped on an error of the harness: an error footer, or a failed rank whose exit
-  // code is lockstep's usage (2) or harness-error (3) code. Sets their RankExit::error.
+  // Ranks that stopped on an error of the harness: an error footer, or a failed rank without a
+  // footer whose log's last lockstep-rank line says so (never an exit code, which the program
+  // owns). Sets their RankExit::error.
   std::vector<int> RankErrors();
   // Of `rank_errors`, the collectives that failed because another rank died first (gloo says
   // "Connection reset by peer" on the survivors): that rank's crash, not a harness error. When
@@ -388,12 +400,13 @@ std::vector<int> LaunchRun::RankErrors() {
     const RankProgress& p = watcher_.rank(r);
     RankExit& e = report_.ranks[static_cast<size_t>(r)];
     const bool failed = std::find(failed_ranks_.begin(), failed_ranks_.end(), r) != failed_ranks_.end();
-    const bool error_code = failed && e.exit_code && (*e.exit_code == 2 || *e.exit_code == 3);
+    // The harness's error channel is the trace footer (and lockstep-rank's own last words), never
+    // an exit code: 2 and 3 are codes any program may return (a user's sys.exit(3) is a crash of
+    // that rank, not a harness error).
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
       e.error = p.footer_status;
-    } else if (error_code) {
-      e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
-      if (e.error.empty()) e.error = "exited with code " + std::to_string(*e.exit_code) + " (a harness error); see its log";
+    } else if (failed && !p.footer && !(e.error = FullDiskError(r)).empty()) {
+      // The trace could not be written: the harness's I/O failure, not the program's crash.
     } else if (failed && !p.footer) {
       // mpirun may name another rank first, or not say the code: the rank's own last words decide.
       e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
@@ -412,6 +425,29 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
   for (int r : failed_ranks_) {
     if (std::find(rank_errors.begin(), rank_errors.end(), r) == rank_errors.end()) died.push_back(r);
   }
+  if (died.empty()) {
+    // No peer died, but one may have left: it ended on its own with a clean footer (a user's
+    // sys.exit(0) mid-run) while the others waited in a collective it never began. That rank is
+    // the cause, not the first one whose collective failed.
+    for (int r = 0; r < spec_.ranks; ++r) {
+      if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end()) continue;
+      const RankProgress& p = watcher_.rank(r);
+      if (!p.footer || IsErrorFooterStatus(p.footer_status) || still_running_[static_cast<size_t>(r)]) continue;
+      bool left_them_waiting = false;
+      for (int q : rank_errors) {
+        for (const auto& [group, seq] : watcher_.rank(q).begun_seq_by_group) {
+          auto mine = p.begun_seq_by_group.find(group);
+          if (mine == p.begun_seq_by_group.end() || mine->second < seq) left_them_waiting = true;
+        }
+      }
+      if (!left_them_waiting) continue;
+      RankExit& e = report_.ranks[static_cast<size_t>(r)];
+      e.note = (e.exit_code ? "exited with code " + std::to_string(*e.exit_code) : std::string("ended")) +
+               " while its peers waited in a collective it never began";
+      e.left_peers_waiting = true;
+      died.push_back(r);
+    }
+  }
   if (died.empty()) return false;
   for (int r : rank_errors) {
     RankExit& e = report_.ranks[static_cast<size_t>(r)];
@@ -421,6 +457,41 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
   }
   failed_ranks_ = died;
   return true;
+}
+
+std::string LaunchRun::FullDiskError(int rank) const {
+  // A rank whose trace stopped without a footer on a file system with no room left could not
+  // write it (its log, on the same disk, may hold nothing either).
+  const std::filesystem::path trace = RankTracePath(spec_.trace_dir, rank);
+  struct statvfs fs = {};
+  if (::statvfs(spec_.trace_dir.c_str(), &fs) != 0) return "";
+  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kFullDiskBytes) return "";
+  return "no space left on the file system of " + trace.string() + " (" + std::to_string(free_bytes) +
+         " bytes free): its trace could not be written";
+}
+
+std::vector<int> LaunchRun::StartupCulprits(const std::vector<int>& waiting) const {
+  // A rank that waits inside a collective another rank never began is that rank's victim: only
+  // the ranks behind in some group (or that never began one the others did) are named.
+  std::map<std::string, uint64_t> furthest;
+  for (int r = 0; r < spec_.ranks; ++r) {
+    for (const auto& [group, seq] : watcher_.rank(r).begun_seq_by_group) {
+      furthest[group] = std::max(furthest[group], seq);
+    }
+  }
+  std::vector<int> behind;
+  for (int r : waiting) {
+    const RankProgress& p = watcher_.rank(r);
+    bool is_behind = false;
+    for (const auto& [group, seq] : furthest) {
+      auto mine = p.begun_seq_by_group.find(group);
+      // A rank absent from a group other than world may simply not be its member.
+      if (mine == p.begun_seq_by_group.end() ? group == "world" : mine->second < seq) is_behind = true;
+    }
+    if (furthest.empty() || is_behind) behind.push_back(r);
+  }
+  return behind.empty() ? waiting : behind;
 }
 
 bool LaunchRun::CheckStartup() {
@@ -435,7 +506,7 @@ bool LaunchRun::CheckStartup() {
     return true;
   }
   if (spec_.startup_timeout_s > 0 && SecondsSince(t0_) > spec_.startup_timeout_s) {
-    report_.stalled_ranks = waiting;
+    report_.stalled_ranks = StartupCulprits(waiting);
     ending_ = LaunchEnding::kStartupTimeout;
   }
   return false;
@@ -573,6 +644,20 @@ void LaunchRun::Finish() {
       msg << "start-up timeout: rank" << (report_.stalled_ranks.size() == 1 ? " " : "s ") << Join(report_.stalled_ranks)
           << " had not recorded step 0 (communicator, model, initial broadcast) after startup_timeout_s = "
           << spec_.startup_timeout_s << " s";
+      {
+        std::vector<int> victims;
+        for (int r = 0; r < spec_.ranks; ++r) {
+          const RankProgress& p = watcher_.rank(r);
+          const bool named = std::find(report_.stalled_ranks.begin(), report_.stalled_ranks.end(), r) !=
+                             report_.stalled_ranks.end();
+          if (!named && !p.last_step && !p.footer) victims.push_back(r);
+        }
+        if (!victims.empty()) {
+          msg << " (rank" << (victims.size() == 1 ? " " : "s ") << Join(victims) << " wait"
+              << (victims.size() == 1 ? "s" : "") << " for " << (report_.stalled_ranks.size() == 1 ? "it" : "them")
+              << " in a collective)";
+        }
+      }
       for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
       break;
     case LaunchEnding::kRankError:

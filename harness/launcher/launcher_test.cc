@@ -168,6 +168,38 @@ TEST_P(LauncherTest, HarnessErrorExitCodeIsARankError) {
   ExpectNoProcessLeft(spec);
 }
 
+// A user program's own exit code 3 (sys.exit(3)) with a clean footer is that rank's crash: the
+// harness's error channel is the footer, never an exit code a program can return.
+TEST_P(LauncherTest, AProgramsOwnExitCodeThreeIsACrashNotARankError) {
+  LaunchSpec spec =
+      Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer"});
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].exit_code, 3);
+  EXPECT_EQ(report->ranks[1].error, "") << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
+// A full disk is the harness's I/O failure, naming the trace, never a crash of the program.
+TEST_P(LauncherTest, AFullDiskIsAHarnessErrorNamingTheTrace) {
+  LaunchSpec spec = Spec(2, {"--steps", "5", "--step-ms", "10", "--fill-disk-step", "2"});
+  std::error_code ec;
+  std::filesystem::create_directories(spec.trace_dir, ec);
+  const std::string mount = "mount -t tmpfs -o size=4m tmpfs '" + spec.trace_dir.string() + "' 2>/dev/null";
+  if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "cannot mount a small tmpfs here (needs root)";
+  struct Unmount {
+    std::string command;
+    ~Unmount() { EXPECT_EQ(std::system(command.c_str()), 0) << command; }
+  } unmount{"umount '" + spec.trace_dir.string() + "'"};
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kRankError) << report->message;
+  EXPECT_THAT(report->message, HasSubstr("no space left"));
+  EXPECT_THAT(report->message, HasSubstr((spec.trace_dir / "rank-").string()));
+  ExpectNoProcessLeft(spec);
+}
+
 // The hang: rank 1 stops on an internal error while the others wait for it in a
 // collective. Its footer ends the launch at once (not after hang_timeout_s), with its message.
 TEST_P(LauncherTest, ErrorFooterEndsTheLaunchWithTheRanksMessage) {

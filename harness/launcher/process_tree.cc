@@ -1,9 +1,12 @@
 #include "harness/launcher/process_tree.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +56,147 @@ struct SpawnAttrs {
     posix_spawnattr_destroy(&attr);
   }
 };
+
+// ---- The launch's watcher ----------------------------------------------------------------------
+// A process forked from this one before the first rank starts, reading the write end of a pipe
+// only this process holds (close-on-exec: no rank inherits it). However this process ends
+// (SIGKILL included), the pipe reaches end-of-file and the watcher kills every process of the
+// launch: the launch's process group and every process carrying the launch's marker variable
+// (mpirun's ranks, which Open MPI moves to groups of their own and which outlive mpirun). It does
+// not depend on the ranks running any code of ours (torch imported, init_process_group reached).
+// The watcher runs in a group of its own and ignores the terminal's signals, so a signal to this
+// process's group (Ctrl-C, a job control kill) does not take it down with us. On a normal end
+// this process writes 0 ("done": nothing to kill) and reaps it.
+//
+// It is forked without exec, so it uses plain system calls and fixed buffers only.
+
+// Reads /proc/<pid>/<file> into buf (at most size-1 bytes); returns the length, -1 on failure.
+ssize_t ReadProcFile(long pid, const char* file, char* buf, size_t size) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%ld/%s", pid, file);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t got = 0;
+  while (got + 1 < size) {
+    const ssize_t n = ::read(fd, buf + got, size - 1 - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  buf[got] = '\0';
+  return static_cast<ssize_t>(got);
+}
+
+// Whether /proc/<pid>/environ holds `marker` ("NAME=value") as one whole entry, read in chunks
+// and compared byte by byte.
+bool EnvironHas(long pid, const char* marker, size_t marker_len) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  size_t pos = 0;        // bytes of the current entry seen
+  bool matching = true;  // the current entry equals the marker so far
+  bool found = false;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n && !found; ++i) {
+      if (buf[i] == '\0') {
+        found = matching && pos == marker_len;
+        pos = 0;
+        matching = true;
+        continue;
+      }
+      matching = matching && pos < marker_len && buf[i] == marker[pos];
+      ++pos;
+    }
+    if (found) break;
+  }
+  ::close(fd);
+  return found || (matching && pos == marker_len);
+}
+
+// One pass over /proc: SIGKILL to every live process in group `pgid` or carrying `marker`.
+// Returns how many it aimed at.
+int KillLaunchPass(pid_t pgid, const char* marker, size_t marker_len) {
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return 0;
+  const pid_t self = ::getpid();
+  int aimed = 0;
+  while (struct dirent* e = ::readdir(proc)) {
+    const char* name = e->d_name;
+    if (name[0] < '0' || name[0] > '9') continue;
+    const long pid = std::strtol(name, nullptr, 10);
+    if (pid <= 0 || pid == self) continue;
+    char stat[1024];
+    if (ReadProcFile(pid, "stat", stat, sizeof(stat)) <= 0) continue;
+    const char* close_paren = std::strrchr(stat, ')');
+    if (close_paren == nullptr) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(close_paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (state == 'Z' || state == 'X') continue;
+    if ((pgid > 0 && pgrp == pgid) || EnvironHas(pid, marker, marker_len)) {
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+      ++aimed;
+    }
+  }
+  ::closedir(proc);
+  return aimed;
+}
+
+double MonotonicSeconds() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+[[noreturn]] void RunWatcher(int read_fd, const char* marker) {
+  ::setpgid(0, 0);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM}) {
+    ::sigaction(sig, &ignore, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_NAME, "lockstep-watch", 0, 0, 0);
+  // Hold nothing of ours open (a terminal, a pipe a reader waits on, the run directory's lock).
+  int fd = ::fcntl(read_fd, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) fd = read_fd;
+  const int devnull = ::open("/dev/null", O_RDWR);
+  for (int std_fd = 0; std_fd <= 2; ++std_fd) {
+    if (devnull >= 0 && devnull != std_fd && std_fd != fd) ::dup2(devnull, std_fd);
+  }
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+
+  int32_t pgid = 0;
+  for (;;) {
+    int32_t value = 0;
+    const ssize_t n = ::read(fd, &value, sizeof(value));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(value))) break;  // end of file: the harness is gone
+    if (value == 0) ::_exit(0);                            // done: the harness ended the launch itself
+    if (pgid == 0) pgid = value;
+  }
+  // Until nothing of the launch has been seen for a while (a process forked between two passes,
+  // or a rank posix_spawn had not yet exec'd, is caught by the next one).
+  const size_t marker_len = std::strlen(marker);
+  const double deadline = MonotonicSeconds() + 60;
+  double quiet_since = MonotonicSeconds();
+  while (MonotonicSeconds() < deadline) {
+    if (KillLaunchPass(pgid, marker, marker_len) > 0) quiet_since = MonotonicSeconds();
+    if (MonotonicSeconds() - quiet_since > 0.5) break;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    ::nanosleep(&pause, nullptr);
+  }
+  ::_exit(0);
+}
 
 }  // namespace
 
@@ -127,10 +271,55 @@ ProcessTree::ProcessTree(std::string launch_id) : launch_id_(std::move(launch_id
 
 ProcessTree::~ProcessTree() {
   if (!children_.empty()) KillAll(std::chrono::milliseconds(500));
+  StopWatcher();
+}
+
+Status ProcessTree::StartWatcher() {
+  if (watcher_pid_ > 0) return Status::Ok();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return IoError(std::string("cannot make the launch watcher's pipe: ") + std::strerror(errno));
+  // Built before the fork: the child only reads it.
+  const std::string marker = std::string(kLaunchIdEnv) + "=" + launch_id_;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return IoError(std::string("cannot start the launch watcher: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[1]);
+    RunWatcher(fds[0], marker.c_str());
+  }
+  ::close(fds[0]);
+  watcher_pid_ = pid;
+  watcher_fd_ = fds[1];
+  return Status::Ok();
+}
+
+void ProcessTree::TellWatcher(int32_t value) {
+  if (watcher_fd_ < 0) return;
+  ssize_t n;
+  do {
+    n = ::write(watcher_fd_, &value, sizeof(value));
+  } while (n < 0 && errno == EINTR);
+}
+
+void ProcessTree::StopWatcher() {
+  if (watcher_pid_ <= 0) return;
+  TellWatcher(0);
+  ::close(watcher_fd_);
+  watcher_fd_ = -1;
+  int status = 0;
+  while (::waitpid(watcher_pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  watcher_pid_ = 0;
 }
 
 Result<pid_t> ProcessTree::Spawn(const LaunchCommand& cmd) {
   if (cmd.argv.empty()) return InvalidArgumentError("no program to start");
+  // Before anything starts: from its first instruction, no process of the launch outlives us.
+  LOCKSTEP_RETURN_IF_ERROR(StartWatcher());
 
   std::map<std::string, std::string> env_map;
   for (char** e = environ; e && *e; ++e) {
@@ -179,7 +368,10 @@ Result<pid_t> ProcessTree::Spawn(const LaunchCommand& cmd) {
     return IoError("cannot start '" + cmd.argv[0] + "': " + std::strerror(rc) +
                    (cmd.output.empty() ? "" : " (output to " + cmd.output.string() + ")"));
   }
-  if (pgid_ == 0) pgid_ = pid;
+  if (pgid_ == 0) {
+    pgid_ = pid;
+    TellWatcher(static_cast<int32_t>(pgid_));
+  }
   children_.push_back(pid);
   return pid;
 }

@@ -1,5 +1,7 @@
 // The processes of one launch: started in one new process group, each carrying a marker variable
-// in its environment, and ended together. Ending walks /proc as well as signalling the group,
+// in its environment, and ended together, also when this process dies without a word (SIGKILL):
+// a watcher process, forked before the first start, kills the group and every marked process
+// once this process is gone (process_tree.cc). Ending walks /proc as well as signalling the group,
 // because launchers move their children elsewhere (Open MPI puts every rank in a process group of
 // its own; a daemon may call setsid) and orphans are reparented away from us.
 #pragma once
@@ -50,12 +52,20 @@ class ProcessTree {
   const std::vector<pid_t>& children() const { return children_; }
   pid_t process_group() const { return pgid_; }
   const std::string& launch_id() const { return launch_id_; }
+  // The watcher's pid (0 before the first Spawn and after the tree ended).
+  pid_t watcher() const { return watcher_pid_; }
 
  private:
+  Status StartWatcher();
+  void TellWatcher(int32_t value);
+  void StopWatcher();
+
   std::string launch_id_;
   pid_t pgid_ = 0;
   std::vector<pid_t> children_;
   std::map<pid_t, int> statuses_;
+  pid_t watcher_pid_ = 0;
+  int watcher_fd_ = -1;  // the pipe's write end; end-of-file tells the watcher we are gone
 };
 
 // /proc helpers, public for tests and diagnostics.

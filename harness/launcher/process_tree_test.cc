@@ -124,6 +124,54 @@ TEST(ProcessTreeTest, DestructorEndsEverything) {
   EXPECT_TRUE(FindProcessesWithEnv(kLaunchIdEnv, id).empty());
 }
 
+// The owner of a launch dies by SIGKILL (nothing of it runs any more): every process it started
+// ends all the same, including one that left the group and ignores SIGTERM, and one that runs no
+// code of lockstep's. Its watcher did it, and is gone too.
+TEST(ProcessTreeTest, EverythingEndsWhenTheOwnerIsKilled) {
+  const std::string id = NewLaunchId();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t owner = ::fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    ::close(fds[0]);
+    ProcessTree tree(id);
+    const bool ok = tree.Spawn(Shell("sleep 300")).ok() &&
+                    tree.Spawn(Shell("(trap '' TERM; setsid sleep 300) & wait")).ok();
+    const int32_t watcher = ok ? tree.watcher() : -1;
+    (void)!::write(fds[1], &watcher, sizeof(watcher));
+    for (;;) ::pause();
+  }
+  ::close(fds[1]);
+  int32_t watcher = 0;
+  ASSERT_EQ(::read(fds[0], &watcher, sizeof(watcher)), static_cast<ssize_t>(sizeof(watcher)));
+  ::close(fds[0]);
+  ASSERT_GT(watcher, 0) << "the owner could not start its processes";
+  // Bounds a stuck test only: the processes are up within milliseconds.
+  ASSERT_TRUE(WaitFor([&] { return FindProcessesWithEnv(kLaunchIdEnv, id).size() >= 3; }));
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  std::this_thread::sleep_for(2s);
+  const std::vector<pid_t> left = FindProcessesWithEnv(kLaunchIdEnv, id);
+  EXPECT_THAT(left, ::testing::IsEmpty()) << "processes of the launch outlived its owner by 2 s";
+  EXPECT_FALSE(IsAlive(watcher)) << "the watcher ends once it has ended the launch";
+  for (pid_t p : left) ::kill(p, SIGKILL);
+}
+
+// A launch that ends normally ends its watcher: nothing of it is left, and nothing is killed.
+TEST(ProcessTreeTest, TheWatcherEndsWithTheTree) {
+  pid_t watcher = 0;
+  {
+    ProcessTree tree(NewLaunchId());
+    ASSERT_TRUE(tree.Spawn(Shell("exit 0")).ok());
+    watcher = tree.watcher();
+    ASSERT_GT(watcher, 0);
+    EXPECT_TRUE(IsAlive(watcher));
+    ASSERT_TRUE(WaitFor([&] { return tree.AllEnded(); }));
+  }
+  EXPECT_FALSE(IsAlive(watcher));
+}
+
 TEST(ProcessTreeTest, ProcInfoOfSelf) {
   auto info = ReadProcInfo(::getpid());
   ASSERT_TRUE(info);

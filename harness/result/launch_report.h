@@ -47,6 +47,9 @@ struct RankExit {
                                     // interrupt, another rank's crash): not a crash of its own
   bool failed_after_peer = false;  // its collective failed because another rank died first (its
                                   // error names the lost connection): not a crash of its own
+  bool left_peers_waiting = false;  // it ended on its own, even cleanly (a user's sys.exit(0)),
+                                    // while its peers waited in a collective it never began: the
+                                    // crash is its own
 };
 
 struct LaunchReport {

@@ -509,6 +509,11 @@ Status ReadScenario(const Reader& r, const Json& j, const std::string& path, Sce
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kMode, path, &s->mode));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kBackend, path, &s->backend));
   LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kRanks, path, &s->ranks));
+  // Readers (diff, check) size per-rank tables by it: bounded here, once.
+  if (s->ranks < 0 || s->ranks > kMaxWorldSize) {
+    return r.Error(Reader::Join(path, key::kRanks), std::to_string(s->ranks) + " is out of range (0 to " +
+                                                        std::to_string(kMaxWorldSize) + " ranks)");
+  }
   LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kSteps, path, &s->steps));
   LOCKSTEP_RETURN_IF_ERROR(ReadOutcome(r, j, path, &s->outcome));
   LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kDurationS, path, &s->duration_s));

@@ -7,6 +7,7 @@
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
 #include "checkers/streamed_traces.h"
+#include "harness/core/untrusted_input.h"
 #include "harness/result/run_result_json.h"
 #include "harness/result/scenario_series.h"
 #include "harness/runner/run_directory.h"
@@ -34,17 +35,6 @@ std::optional<int> TraceFileRank(const std::string& name) {
   return rank;
 }
 
-// The highest rank with a trace file in `dir`, if any.
-std::optional<int> HighestTraceRank(const fs::path& dir) {
-  std::optional<int> highest;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (auto rank = TraceFileRank(entry.path().filename().string())) highest = std::max(highest.value_or(0), *rank);
-  }
-  return highest;
-}
-
 // Scenario folders under `dir` (ids may hold '/': inject/ddp/bitflip): a folder whose traces/
 // holds rank files is one, and what is inside it (reference/, repeat/, ...) is its own.
 void FindScenarioFolders(const fs::path& dir, const std::string& prefix, int depth, std::vector<std::string>* found) {
@@ -69,6 +59,29 @@ Result<TraceHeader> HeaderOf(const fs::path& path) {
 }
 
 }  // namespace
+
+std::optional<int> HighestTraceRank(const fs::path& dir) {
+  std::optional<int> highest;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (auto rank = TraceFileRank(entry.path().filename().string())) highest = std::max(highest.value_or(0), *rank);
+  }
+  return highest;
+}
+
+std::string UnreadableTraces(const std::vector<RankTrace>& traces, const fs::path& dir) {
+  std::string out;
+  for (const RankTrace& t : traces) {
+    if (t.missing || !t.header.schema.empty()) continue;
+    const std::string what = t.truncated && !t.truncation_note.empty()
+                                 ? t.truncation_note
+                                 : (dir / TraceFileName(t.header.rank)).string() + ":1: no header record";
+    out += (out.empty() ? "" : "; ") + what;
+  }
+  if (!out.empty()) out = "unreadable trace (no header): " + out;
+  return out;
+}
 
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir) {
   std::error_code ec;
@@ -128,15 +141,45 @@ ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::opti
 
   const std::optional<int> highest = HighestTraceRank(recorded.trace_dir);
   int world = ranks.value_or(highest.value_or(-1) + 1);
+  if (highest && *highest >= kMaxWorldSize) {
+    return error((recorded.trace_dir / TraceFileName(*highest)).string() + ": rank " + std::to_string(*highest) +
+                 " is past the most ranks lockstep reads (" + std::to_string(kMaxWorldSize) + ")");
+  }
   if (!ranks) {
-    // Rank 0's header knows the world size, so a missing last rank is still noticed.
-    if (Result<TraceHeader> first = HeaderOf(recorded.trace_dir / TraceFileName(0)); first.ok()) {
+    // Rank 0's header knows the world size, so a missing last rank is still noticed. The header
+    // is input: its claim is bounded before anything is sized by it.
+    const fs::path first_file = recorded.trace_dir / TraceFileName(0);
+    if (Result<TraceHeader> first = HeaderOf(first_file); first.ok()) {
+      if (first->world_size > kMaxWorldSize) {
+        return error(first_file.string() + ":1: header field world_size " + std::to_string(first->world_size) +
+                     " is past the most ranks lockstep reads (" + std::to_string(kMaxWorldSize) + ")");
+      }
       world = std::max(world, first->world_size);
     }
   }
   if (world < 1) return error(recorded.trace_dir.string() + ": no " + TraceFileName(0));
   if (highest && *highest >= world) {
     return error((recorded.trace_dir / TraceFileName(*highest)).string() + " is past --ranks " + std::to_string(world));
+  }
+  {
+    // Missing ranks are named before any trace is opened: what is read is bounded by the files
+    // that are there, whatever world size a header claims.
+    std::vector<std::string> missing;
+    int count = 0;
+    std::error_code ec;
+    for (int r = 0; r < world; ++r) {
+      const fs::path file = recorded.trace_dir / TraceFileName(r);
+      if (fs::exists(fs::symlink_status(file, ec))) continue;
+      ++count;
+      if (missing.size() < 8) missing.push_back(file.string());
+    }
+    if (count > 0) {
+      std::string list;
+      for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+      if (count > static_cast<int>(missing.size())) list += " and " + std::to_string(count - missing.size()) + " more";
+      return error("no trace for " + std::to_string(count) + " of " + std::to_string(world) + " ranks: " + list +
+                   (ranks ? "" : " (the world size comes from rank 0's header field world_size; --ranks sets it)"));
+    }
   }
   // Every checker that judges from traces alone, fed as the traces stream (checkers/streamed_traces.h).
   const std::vector<std::string> checks = CheckerNames();
@@ -151,6 +194,9 @@ ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::opti
   if (!streamed.ok()) return error(streamed.status().ToString());
   const std::vector<RankTrace>* traces = &streamed->traces;
   result.ranks = world;
+  if (std::string unreadable = UnreadableTraces(*traces, recorded.trace_dir); !unreadable.empty()) {
+    return error(unreadable);
+  }
 
   std::vector<std::string> missing;
   int64_t steps = -1;

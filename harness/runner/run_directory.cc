@@ -1,7 +1,14 @@
 #include "harness/runner/run_directory.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <set>
+#include <map>
+#include <mutex>
 #include <system_error>
 
 namespace lockstep {
@@ -12,6 +19,12 @@ namespace fs = std::filesystem;
 constexpr const char* kRunMarkerText =
     "This is a lockstep run directory (lockstep.run/1): report.json and one folder per scenario.\n"
     "`lockstep run --out` replaces what it wrote here; it refuses folders it did not make.\n";
+
+// The first line of a scenario folder's marker: the proof that lockstep made the folder, with the
+// folder's own id inside (a marker copied into another folder proves nothing there).
+constexpr const char* kScenarioMarkerHead = "lockstep.scenario/1 id=";
+// What markers said before they named their folder (accepted as lockstep's, word for word).
+constexpr const char* kLegacyScenarioMarkerText = "made by lockstep run; replaced by the next run of this scenario\n";
 
 Status WriteMarker(const fs::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -62,12 +75,61 @@ bool IsWithin(const fs::path& inner, const fs::path& outer) {
 
 bool IsScenarioDirectory(const fs::path& dir) {
   std::error_code ec;
-  if (fs::is_regular_file(dir / kScenarioMarkerFile, ec)) return true;
-  static const std::set<std::string> kLayout = {"traces", "logs", "reference", "repeat", "repro"};
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (!kLayout.count(e.path().filename().string()) || !e.is_directory(ec)) return false;
+  // Only a marker lockstep wrote proves the folder is lockstep's: never the names of its entries
+  // (a user's train/ holding logs/ looks like a scenario folder).
+  const fs::path marker = dir / kScenarioMarkerFile;
+  if (!fs::is_regular_file(fs::symlink_status(marker, ec))) return false;
+  std::ifstream in(marker, std::ios::binary);
+  std::string text(512, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text == kLegacyScenarioMarkerText) return true;
+  const std::string want = std::string(kScenarioMarkerHead) + dir.filename().string() + "\n";
+  return text.rfind(want, 0) == 0;
+}
+
+namespace {
+
+// The run directories this process holds locked: fd by resolved path. A lock lives as long as the
+// process (flock on the directory, released by the kernel however the process ends); the fd is
+// close-on-exec, so no rank or other child inherits it.
+std::mutex& LocksMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, int>& HeldLocks() {
+  static std::map<std::string, int> held;
+  return held;
+}
+
+std::string LockHolder(const fs::path& dir) {
+  std::ifstream in(dir / kRunMarkerFile, std::ios::binary);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("run: ", 0) == 0) return " (" + line.substr(5) + ")";
   }
-  return !ec;
+  return "";
+}
+
+}  // namespace
+
+Status LockRunDirectory(const fs::path& dir) {
+  const std::string key = Resolved(dir).string();
+  std::lock_guard<std::mutex> guard(LocksMutex());
+  if (HeldLocks().count(key)) return Status::Ok();
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open " + dir.string() + " to lock it: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return InvalidArgumentError("--out " + dir.string() + ": another lockstep run is writing into it" +
+                                  LockHolder(dir) + "; wait for it to end or choose another --out");
+    }
+    return IoError("cannot lock " + dir.string() + ": " + std::strerror(err));
+  }
+  HeldLocks()[key] = fd;
+  return Status::Ok();
 }
 
 Status PrepareRunDirectory(const fs::path& dir, const std::vector<std::string>& ids, bool adopt_existing) {
@@ -77,6 +139,8 @@ Status PrepareRunDirectory(const fs::path& dir, const std::vector<std::string>& 
     if (!fs::is_directory(status)) {
       return InvalidArgumentError("--out " + dir.string() + ": exists and is not a directory");
     }
+    // A second run into a directory a live run is writing is refused before anything is judged.
+    LOCKSTEP_RETURN_IF_ERROR(LockRunDirectory(dir));
     if (!IsRunDirectory(dir) && !IsEmptyDirectory(dir) && !adopt_existing) {
       return InvalidArgumentError("--out " + dir.string() +
                                   ": exists, is not empty and is not a lockstep run directory (it has no " +
@@ -102,7 +166,9 @@ Status PrepareRunDirectory(const fs::path& dir, const std::vector<std::string>& 
 
   fs::create_directories(dir, ec);
   if (ec) return IoError("cannot create " + dir.string() + ": " + ec.message());
-  LOCKSTEP_RETURN_IF_ERROR(WriteMarker(dir / kRunMarkerFile, kRunMarkerText));
+  LOCKSTEP_RETURN_IF_ERROR(LockRunDirectory(dir));
+  LOCKSTEP_RETURN_IF_ERROR(WriteMarker(dir / kRunMarkerFile, std::string(kRunMarkerText) + "run: pid " +
+                                                                 std::to_string(::getpid()) + "\n"));
   // The previous run's verdict goes before any rank starts: a run killed from here on leaves no
   // report rather than a stale one.
   const fs::path report = dir / kReportFile;
@@ -149,7 +215,9 @@ Status ResetScenarioDirectory(const fs::path& dir) {
   }
   fs::create_directories(dir, ec);
   if (ec) return IoError("cannot create " + dir.string() + ": " + ec.message());
-  return WriteMarker(dir / kScenarioMarkerFile, "made by lockstep run; replaced by the next run of this scenario\n");
+  return WriteMarker(dir / kScenarioMarkerFile,
+                     std::string(kScenarioMarkerHead) + dir.filename().string() +
+                         "\nmade by lockstep; replaced by the next run of this scenario\n");
 }
 
 }  // namespace lockstep

@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <iterator>
 
 #include <fstream>
 
@@ -11,6 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 class RunDirectoryTest : public ::testing::Test {
  protected:
@@ -72,12 +82,61 @@ TEST_F(RunDirectoryTest, TheOldReportGoesBeforeTheFirstRankStarts) {
   EXPECT_FALSE(fs::exists(root_ / kReportFile));
 }
 
-TEST_F(RunDirectoryTest, ARunDirectoryFromBeforeMarkersIsStillOne) {
-  Write(root_ / kReportFile, R"({"schema": "lockstep.report/1", "scenarios": []})");
-  Write(root_ / "a" / "traces" / "rank-0.trace", "old");
-  Write(root_ / "a" / "logs" / "rank-0.log", "old");
-  ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());
-  EXPECT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
+// A user's train/ holding logs/ (TensorBoard's default beside train.py) looked like a scenario
+// folder by its entry names and was deleted by `exec --out . --reuse-out`, and by any run into a
+// marked run directory. Only lockstep's marker, naming the folder, proves a folder is lockstep's.
+TEST_F(RunDirectoryTest, AFolderIsLockstepsOnlyByItsMarkerNeverByItsEntryNames) {
+  ASSERT_TRUE(PrepareRunDirectory(root_, {"a"}, false).ok());  // a marked run directory
+  Write(root_ / "train" / "logs" / "events.out", "tensorboard");
+  Write(root_ / "old" / "traces" / "rank-0.trace", "looks like ours");
+  for (const char* id : {"train", "old"}) {
+    Status s = PrepareRunDirectory(root_, {id}, /*adopt_existing=*/true);
+    ASSERT_FALSE(s.ok()) << id;
+    EXPECT_THAT(s.message(), HasSubstr("which lockstep did not make"));
+    EXPECT_FALSE(ResetScenarioDirectory(root_ / id).ok()) << id;
+  }
+  EXPECT_TRUE(fs::exists(root_ / "train" / "logs" / "events.out"));
+  EXPECT_TRUE(fs::exists(root_ / "old" / "traces" / "rank-0.trace"));
+  // A marker copied from another folder names that folder, not this one.
+  ASSERT_TRUE(ResetScenarioDirectory(root_ / "a").ok());
+  fs::copy_file(root_ / "a" / kScenarioMarkerFile, root_ / "train" / kScenarioMarkerFile);
+  EXPECT_FALSE(IsScenarioDirectory(root_ / "train"));
+  EXPECT_FALSE(ResetScenarioDirectory(root_ / "train").ok());
+  EXPECT_TRUE(fs::exists(root_ / "train" / "logs" / "events.out"));
+  // A marker that is a symlink proves nothing either.
+  fs::create_directories(root_ / "b");
+  fs::create_symlink(root_ / "a" / kScenarioMarkerFile, root_ / "b" / kScenarioMarkerFile);
+  EXPECT_FALSE(IsScenarioDirectory(root_ / "b"));
+  // The folders lockstep made are its own, and the markers of before ids still count.
+  EXPECT_TRUE(IsScenarioDirectory(root_ / "a"));
+  Write(root_ / "legacy" / kScenarioMarkerFile, "made by lockstep run; replaced by the next run of this scenario\n");
+  EXPECT_TRUE(IsScenarioDirectory(root_ / "legacy"));
+}
+
+// Two runs into one --out overwrote each other's traces and report. Another lockstep process's
+// lock is another open file description's flock on the directory: made here by hand.
+TEST_F(RunDirectoryTest, ARunDirectoryAnotherRunHoldsIsRefused) {
+  const fs::path dir = root_ / "busy";
+  fs::create_directories(dir);
+  Write(dir / kRunMarkerFile, "This is a lockstep run directory\nrun: pid 4242\n");
+  const int other = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(other, 0);
+  ASSERT_EQ(::flock(other, LOCK_EX | LOCK_NB), 0);
+  Status s = PrepareRunDirectory(dir, {"a"}, false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--out " + dir.string() + ": another lockstep run is writing into it (pid 4242)"));
+  EXPECT_FALSE(fs::exists(dir / "a"));
+  EXPECT_THAT(ReadAll(dir / kRunMarkerFile), HasSubstr("pid 4242")) << "nothing written";
+  ::close(other);  // that run ended: the directory is free
+  ASSERT_TRUE(PrepareRunDirectory(dir, {"a"}, false).ok());
+  EXPECT_THAT(ReadAll(dir / kRunMarkerFile), HasSubstr("run: pid " + std::to_string(::getpid())));
+  EXPECT_TRUE(PrepareRunDirectory(dir, {"a"}, false).ok()) << "the holder itself may prepare it again";
+  // And now this process holds it against any other.
+  const int third = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(third, 0);
+  EXPECT_NE(::flock(third, LOCK_EX | LOCK_NB), 0);
+  ::close(third);
 }
 
 TEST_F(RunDirectoryTest, AFileAsOutOrAForeignReportJsonIsRefused) {

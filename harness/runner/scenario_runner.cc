@@ -13,12 +13,15 @@
 #include "checkers/checker_run.h"
 #include "checkers/in_band_comparison.h"
 #include "harness/core/build_info.h"
+#include "harness/core/untrusted_input.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/result/scenario_series.h"
 #include "harness/runner/lockstep_rank_program.h"
+#include "harness/runner/recorded_run.h"
 #include "harness/runner/run_directory.h"
 #include "harness/scenario/ranks_override.h"
 #include "harness/trace/trace_reader.h"
+#include "harness/trace/trace_writer.h"
 
 namespace lockstep {
 namespace {
@@ -82,7 +85,8 @@ std::string LogTail(const std::filesystem::path& file, size_t max_lines) {
     if (lines.size() > max_lines) lines.erase(lines.begin());
   }
   std::string out;
-  for (const auto& l : lines) out += l + "\n";
+  // A program's line can be megabytes (a tensor printed whole): quoted cut, with the count.
+  for (const auto& l : lines) out += CutLongText(l) + "\n";
   return out;
 }
 
@@ -389,6 +393,17 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
     for (const RankTrace& t : run->traces) {
       if (result.backend.empty()) result.backend = t.header.backend;
       for (const StepRecord& s : t.steps) result.steps = std::max(result.steps, s.step);
+    }
+    // A program that starts ranks of its own (mp.spawn under --ranks 1) writes traces past the
+    // ranks it was given: judging only the given ones would pass what `check` of the same folder
+    // finds. Every trace in the folder is judged, or the run is an error that says why.
+    if (const std::optional<int> highest = HighestTraceRank(dir / "traces"); highest && *highest >= scenario.ranks) {
+      result.outcome = Outcome::kError;
+      result.reason = "the program started more ranks than --ranks " + std::to_string(scenario.ranks) + ": " +
+                      (dir / "traces" / TraceFileName(*highest)).string() + " is rank " + std::to_string(*highest) +
+                      "'s trace; run it with --ranks " + std::to_string(*highest + 1) +
+                      " (and without its own spawning), or judge the folder with `lockstep check " + dir.string() + "`";
+      return finish(result);
     }
     // A program that is not lockstep's: without a trace or a step there is nothing to judge.
     if (std::string nothing = NothingToCheck(run->traces, launch, dir); !nothing.empty()) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "harness/core/untrusted_input.h"
+
 namespace lockstep {
 
 // An id is a folder path under the run directory: each part a file name well below NAME_MAX
@@ -16,7 +18,7 @@ inline constexpr std::size_t kMaxIdLength = 200;
 // Names the run directory's own files take; an id may not start with one.
 inline constexpr std::string_view kReservedIds[] = {"report.json"};
 
-inline constexpr int64_t kMaxRanks = 65536;
+inline constexpr int64_t kMaxRanks = kMaxWorldSize;  // harness/core/untrusted_input.h
 inline constexpr int64_t kMaxSteps = 1000000;
 // Per model dimension; the largest shipped scenario uses hidden 64.
 inline constexpr int64_t kMaxHidden = 16384;

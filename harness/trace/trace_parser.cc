@@ -71,6 +71,11 @@ TraceHeader ParseHeader(const json& j) {
   h.schema = Get<std::string>(j, "schema", "");
   h.rank = Get<int>(j, "rank", 0);
   h.world_size = Get<int>(j, "world_size", 1);
+  // Readers size per-rank tables by it: a claim past what lockstep runs is refused here, once.
+  if (h.world_size < 0 || h.world_size > kMaxWorldSize) {
+    throw json::other_error::create(501, "header field world_size " + std::to_string(h.world_size) +
+                                             " is out of range (0 to " + std::to_string(kMaxWorldSize) + ")", &j);
+  }
   h.local_rank = Get<int>(j, "local_rank", 0);
   h.slice = Get<int>(j, "slice", 0);
   h.host = Get<std::string>(j, "host", "");

@@ -40,7 +40,8 @@ TEST_F(TraceReaderTest, ReadsUpToTheLastWholeRecordOfACutFile) {
   auto t = ReadTrace(Write("rank-1.trace", text));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->truncated);
-  EXPECT_EQ(t->truncation_note, "rank-1.trace:4: last record cut (38 bytes)");
+  EXPECT_TRUE(t->truncation_note.size() > 43 && t->truncation_note.compare(t->truncation_note.size() - 43, 43, "/rank-1.trace:4: last record cut (38 bytes)") == 0)
+      << t->truncation_note << " names the file with its folder";
   ASSERT_EQ(t->steps.size(), 2u);
   EXPECT_EQ(t->steps.back().step, 1);
 }
@@ -66,7 +67,8 @@ TEST_F(TraceReaderTest, ACutHeaderIsATruncatedEmptyTrace) {
   auto t = ReadTrace(Write("rank-0.trace", R"({"type":"header","schema":"lockst)"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->truncated);
-  EXPECT_EQ(t->truncation_note, "rank-0.trace:1: last record cut (33 bytes)");
+  EXPECT_TRUE(t->truncation_note.size() > 43 && t->truncation_note.compare(t->truncation_note.size() - 43, 43, "/rank-0.trace:1: last record cut (33 bytes)") == 0)
+      << t->truncation_note << " names the file with its folder";
 }
 
 TEST_F(TraceReaderTest, AnotherMajorVersionIsAnError) {
@@ -229,7 +231,8 @@ TEST_F(TraceReaderTest, ReadTraceDirGivesMissingRanksAnEmptyTraceWithANote) {
   EXPECT_FALSE((*traces)[0].missing);
   EXPECT_TRUE((*traces)[1].missing);
   EXPECT_EQ((*traces)[1].header.rank, 1);
-  EXPECT_EQ((*traces)[1].truncation_note, "rank-1.trace: missing (the rank never started writing its trace)");
+  EXPECT_TRUE((*traces)[1].truncation_note.size() > 65 && (*traces)[1].truncation_note.compare((*traces)[1].truncation_note.size() - 65, 65, "/rank-1.trace: missing (the rank never started writing its trace)") == 0)
+      << (*traces)[1].truncation_note << " names the file with its folder";
   EXPECT_EQ((*traces)[2].header.rank, 2);
 }
 
@@ -294,7 +297,8 @@ TEST(TraceFixtureTest, TruncatedFixtureIsReadUpToItsLastWholeRecord) {
   EXPECT_FALSE((*traces)[0].truncated);
   const RankTrace& t = (*traces)[1];
   EXPECT_TRUE(t.truncated);
-  EXPECT_EQ(t.truncation_note, "rank-1.trace:30: last record cut (57 bytes)");
+  EXPECT_TRUE(t.truncation_note.size() > 44 && t.truncation_note.compare(t.truncation_note.size() - 44, 44, "/rank-1.trace:30: last record cut (57 bytes)") == 0)
+      << t.truncation_note << " names the file with its folder";
   ASSERT_FALSE(t.steps.empty());
   EXPECT_EQ(t.steps.back().step, 2);
   EXPECT_FALSE(t.footer.has_value());

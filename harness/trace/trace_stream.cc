@@ -29,7 +29,8 @@ Result<std::unique_ptr<RankTraceStream>> RankTraceStream::Open(const std::filesy
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  const std::string file = path.filename().string();
+  // Messages name the file as given, directory included: two runs' rank-0.trace told apart.
+  const std::string file = path.string();
   if (!fs::exists(status)) {
     std::unique_ptr<RankTraceStream> s(new RankTraceStream(file, -1, {}));
     s->trace_.missing = true;

@@ -105,7 +105,8 @@ TEST(RankTraceStreamTest, ACutLastRecordEndsTheStreamMarkedTruncated) {
   ASSERT_TRUE(end.ok());
   EXPECT_FALSE(*end);
   EXPECT_TRUE((*stream)->trace().truncated);
-  EXPECT_EQ((*stream)->trace().truncation_note, "rank-0.trace:4: last record cut (43 bytes)");
+  EXPECT_TRUE((*stream)->trace().truncation_note.size() > 43 && (*stream)->trace().truncation_note.compare((*stream)->trace().truncation_note.size() - 43, 43, "/rank-0.trace:4: last record cut (43 bytes)") == 0)
+      << (*stream)->trace().truncation_note << " names the file with its folder";
 }
 
 TEST(OpenTraceDirTest, MissingRanksAreEmptyAndAnotherRanksFileIsAnError) {

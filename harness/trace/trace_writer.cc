@@ -102,13 +102,20 @@ class JsonLine {
 
 std::string TraceFileName(int rank) { return "rank-" + std::to_string(rank) + ".trace"; }
 
-Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::path& path, const TraceHeader& header) {
+Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::path& path, const TraceHeader& header,
+                                                       TraceOpen mode) {
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) return IoError("cannot create directory " + path.parent_path().string() + ": " + ec.message());
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_CLOEXEC | (mode == TraceOpen::kNew ? O_EXCL : O_TRUNC), 0644);
+  if (fd < 0 && errno == EEXIST && mode == TraceOpen::kNew) {
+    return IoError("cannot open trace " + path.string() + ": another process of this run already writes rank " +
+                   std::to_string(header.rank) + "'s trace (every process has a rank of its own: does the program " +
+                   "hard-code its rank, or world_size=1?)");
+  }
   if (fd < 0) return IoError("cannot open trace " + path.string() + ": " + std::strerror(errno));
   std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path));
 

@@ -19,11 +19,18 @@ namespace lockstep {
 // "rank-<r>.trace": the file name a rank writes in a scenario's run directory.
 std::string TraceFileName(int rank);
 
+// How TraceWriter::Open treats a file already there: replace it, or refuse (the launcher clears a
+// run's traces before its ranks start, so a file there is another process writing the same rank:
+// processes that hard-code world_size=1 all write rank-0.trace).
+enum class TraceOpen { kReplace, kNew };
+
 class TraceWriter {
  public:
-  // Creates (truncates) the file, creating missing parent directories, and writes the header
-  // with the current schema (CurrentTraceSchema(), whatever header.schema says).
-  static Result<std::unique_ptr<TraceWriter>> Open(const std::filesystem::path& path, const TraceHeader& header);
+  // Creates (truncates, or with kNew refuses an existing file: IoError naming it) the file,
+  // creating missing parent directories, and writes the header with the current schema
+  // (CurrentTraceSchema(), whatever header.schema says).
+  static Result<std::unique_ptr<TraceWriter>> Open(const std::filesystem::path& path, const TraceHeader& header,
+                                                   TraceOpen mode = TraceOpen::kReplace);
 
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;

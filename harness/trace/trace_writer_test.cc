@@ -78,6 +78,23 @@ TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
   EXPECT_EQ(j["versions"]["libtorch"], "1.13.1");
 }
 
+// Processes that hard-code world_size=1 all open rank-0.trace: interleaved, the file read as
+// "not a JSON trace record". Opened as new, the second is refused by name, the first untouched.
+TEST(TraceWriterTest, ANewTraceRefusesAFileAnotherProcessWrites) {
+  testing::TempDir temp("lockstep_trace_writer_new_");
+  const std::filesystem::path path = temp.path() / TraceFileName(0);
+  auto first = TraceWriter::Open(path, Header(0), TraceOpen::kNew);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = TraceWriter::Open(path, Header(0), TraceOpen::kNew);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find(path.string() + ": another process of this run already writes rank 0's"),
+            std::string::npos)
+      << second.status().message();
+  EXPECT_EQ(Lines(path).size(), 1u);
+  // Replacing stays the default (a rerun of lockstep-rank into its own folder).
+  EXPECT_TRUE(TraceWriter::Open(path, Header(0)).ok());
+}
+
 TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
   testing::TempDir temp("lockstep_trace_writer_roundtrip_");
   const std::filesystem::path& dir = temp.path();

@@ -302,6 +302,14 @@ def _zero_redundancy(optimizer):
     return module is not None and isinstance(optimizer, module.ZeroRedundancyOptimizer)
 
 
+def _strided(torch, tensor):
+    """A sparse gradient (nn.Embedding(sparse=True)) or state is digested as its dense values:
+    equal on every rank after the all-reduce, whatever order its indices came in."""
+    if tensor.layout != torch.strided:
+        return tensor.detach().to_dense()
+    return tensor
+
+
 def _capture_optimizer(optimizer):
     """Gradients as the optimizer saw them and its state, right after its step."""
     import torch
@@ -319,11 +327,11 @@ def _capture_optimizer(optimizer):
             name = _param_name(index, gi, pi, p)
             if p.grad is not None:
                 grad_names.append(name)
-                grads.append(p.grad)
+                grads.append(_strided(torch, p.grad))
             for key, value in state.get(p, {}).items():
                 if isinstance(value, torch.Tensor):
                     state_names.append("%s#%s" % (name, key))
-                    states.append(value)
+                    states.append(_strided(torch, value))
     s = st.session
     st.parts.append(s.capture("grad", grad_names, grads))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
@@ -443,8 +451,14 @@ def after_optimizer_step(optimizer):
 
 @_guard
 def note_backward(tensor):
-    """The loss: what the program calls backward() on (summed over accumulated micro-batches)."""
+    """The loss: what the program calls backward() on (summed over accumulated micro-batches).
+    A backward after an optimizer step begins the next step: the pending record is written
+    first, with its own loss. A program with no module forward (plain tensors with
+    requires_grad, a model called through a method) has no other step boundary before exit,
+    and its losses would land one step late, summed with the next."""
     st = _STATE
+    if st.stepped:
+        _write_record(None)
     _start_of_step()
     if tensor.numel() == 1:
         value = float(tensor.detach())

@@ -81,6 +81,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   // Keep in step with the TESTs below: an example without one would never run.
   const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
                                            "clean_manual_allreduce",         "clean_mpi_ddp",
+                                           "clean_no_forward",               "clean_sparse_embedding",
                                            "forgot_divide",                  "inplace_weight_edit",
                                            "rank0_metric_allreduce",         "rank_killed",
                                            "regroup_in_attention",           "split_in_forward_mpi"};
@@ -89,6 +90,11 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
 
 TEST(ExampleCatalogExec, CleanDdpAdamw) { ExecCatalogEntry("clean_ddp_adamw"); }
 TEST(ExampleCatalogExec, CleanManualAllreduce) { ExecCatalogEntry("clean_manual_allreduce"); }
+// No module forward: the steps end at backward() and the optimizer step (the last loss was NaN, and
+// every loss landed one step late); the program checks its own trace's losses.
+TEST(ExampleCatalogExec, CleanNoForward) { ExecCatalogEntry("clean_no_forward"); }
+// A sparse gradient was a probe internal error.
+TEST(ExampleCatalogExec, CleanSparseEmbedding) { ExecCatalogEntry("clean_sparse_embedding"); }
 TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }

@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
   CLI::App app{"fake training program for the lockstep exec tests"};
   int steps = 3, step_ms = 20, diverge_rank = -1, diverge_step = 0, extra_rank = -1, extra_step = 0;
   int crash_rank = -1, crash_step = 0, hang_rank = -1, hang_step = 0, exit_code = 0, regroup_step = 0;
-  bool no_init = false, no_step = false;
+  bool no_init = false, no_step = false, ignore_lifeline = false;
+  int leave_rank = -1, leave_step = 0, leave_code = 0, startup_stall_rank = -1;
+  long print_bytes = 0;
   app.add_option("--steps", steps, "optimizer steps");
   app.add_option("--step-ms", step_ms, "time one step takes");
   app.add_option("--diverge-rank", diverge_rank, "this rank's weight differs from --diverge-step on");
@@ -60,9 +62,21 @@ int main(int argc, char** argv) {
   app.add_flag("--no-init", no_init, "exit 0 before initializing (no trace at all)");
   app.add_flag("--no-step", no_step, "initialize, never step an optimizer, exit cleanly");
   app.add_option("--exit-code", exit_code, "exit with this code after a clean run");
+  app.add_option("--leave-rank", leave_rank,
+                 "this rank ends after recording --leave-step, with a clean footer (as the probe writes at "
+                 "exit) and exit code --leave-code (a user's sys.exit); the others fail in the next step's "
+                 "collective with a lost-peer communication error, as gloo's would");
+  app.add_option("--leave-step", leave_step);
+  app.add_option("--leave-code", leave_code);
+  app.add_option("--startup-stall-rank", startup_stall_rank,
+                 "this rank stops before its first collective (loading data forever); the others wait in that "
+                 "collective for it");
+  app.add_option("--print-bytes", print_bytes, "first print one line of this many bytes (a tensor printed whole)");
+  app.add_flag("--ignore-lifeline", ignore_lifeline,
+               "do not watch the harness's lifeline (a program that runs no code of lockstep's)");
   CLI11_PARSE(app, argc, argv);
 
-  lockstep::WatchLifeline();  // as the probe does: die with the harness
+  if (!ignore_lifeline) lockstep::WatchLifeline();  // as the probe does: die with the harness
   for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                            "LOCKSTEP_TRACE_DIR", "LOCKSTEP_RUN_NAME"}) {
     if (Env(name).empty()) return Fail(std::string(name) + " is not set");
@@ -71,12 +85,17 @@ int main(int argc, char** argv) {
   const int rank = std::atoi(Env("RANK").c_str());
   const int world = std::atoi(Env("WORLD_SIZE").c_str());
   std::printf("env: RANK=%s WORLD_SIZE=%s LOCAL_RANK=%s LOCAL_WORLD_SIZE=%s MASTER_ADDR=%s MASTER_PORT=%s "
-              "LOCKSTEP_RUN_NAME=%s PYTHONPATH=%s lifeline=%s\n",
+              "LOCKSTEP_RUN_NAME=%s PYTHONPATH=%s lifeline=%s mark=%s\n",
               Env("RANK").c_str(), Env("WORLD_SIZE").c_str(), Env("LOCAL_RANK").c_str(),
               Env("LOCAL_WORLD_SIZE").c_str(), Env("MASTER_ADDR").c_str(), Env("MASTER_PORT").c_str(),
               Env("LOCKSTEP_RUN_NAME").c_str(), Env("PYTHONPATH").c_str(),
-              Env(lockstep::kLifelineEnv).empty() ? "no" : "yes");
+              Env(lockstep::kLifelineEnv).empty() ? "no" : "yes", Env("LOCKSTEP_TEST_MARK").c_str());
   std::fflush(stdout);
+  if (print_bytes > 0) {
+    const std::string line(static_cast<size_t>(print_bytes), 'x');
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
   if (no_init) return 0;
 
   lockstep::TraceHeader header;
@@ -88,7 +107,8 @@ int main(int argc, char** argv) {
   header.backend = "gloo";
   header.scenario_id = Env("LOCKSTEP_RUN_NAME");
   auto writer = lockstep::TraceWriter::Open(
-      std::filesystem::path(Env("LOCKSTEP_TRACE_DIR")) / lockstep::TraceFileName(rank), header);
+      std::filesystem::path(Env("LOCKSTEP_TRACE_DIR")) / lockstep::TraceFileName(rank), header,
+      lockstep::TraceOpen::kNew);  // as the probe opens it
   if (!writer.ok()) return Fail(writer.status().ToString());
   lockstep::TraceWriter& trace = **writer;
   const auto t0 = std::chrono::steady_clock::now();
@@ -116,6 +136,12 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
     return trace.WriteCollectiveEnd(c.group, c.seq, now());
   };
+  if (startup_stall_rank >= 0) {
+    if (rank == startup_stall_rank) {
+      for (;;) ::pause();
+    }
+    if (auto s = all_reduce(1, /*hang=*/true, 16); !s.ok()) return Fail(s.ToString());
+  }
   for (int64_t step = 1; !no_step && step <= steps; ++step) {
     if (rank == extra_rank && step == extra_step) {
       // A metric logged on one rank only: a one-element all_reduce the others never issue.
@@ -125,6 +151,26 @@ int main(int argc, char** argv) {
       if (auto s = trace.WriteDiscovery({2, "step", step, "torch.new_group", "model.py:41 in forward", ""}); !s.ok()) {
         return Fail(s.ToString());
       }
+    }
+    if (leave_rank >= 0 && rank != leave_rank && step == leave_step + 1) {
+      // The collective the leaver never joins: begun, then failed as gloo fails it.
+      lockstep::CollectiveRecord c;
+      c.group = "world";
+      c.seq = seq++;
+      c.op = "all_reduce";
+      c.dtype = "float32";
+      c.count = 16;
+      c.reduce = "sum";
+      c.step = step;
+      c.start_s = now();
+      if (auto s = trace.WriteCollectiveBegin(c); !s.ok()) return Fail(s.ToString());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (auto s = trace.WriteFooter({step - 1, "communication: Connection closed by peer [127.0.0.1]:29500"});
+          !s.ok()) {
+        return Fail(s.ToString());
+      }
+      std::fprintf(stderr, "RuntimeError: Connection closed by peer\n");
+      return 1;
     }
     if (auto s = all_reduce(step, rank == hang_rank && step == hang_step, 16); !s.ok()) return Fail(s.ToString());
     lockstep::StepRecord record;
@@ -145,6 +191,10 @@ int main(int argc, char** argv) {
     }
     if (auto s = trace.WriteStep(record); !s.ok()) return Fail(s.ToString());
     if (rank == crash_rank && step == crash_step) ::kill(::getpid(), SIGKILL);
+    if (rank == leave_rank && step == leave_step) {
+      if (auto s = trace.WriteFooter({step, "ok"}); !s.ok()) return Fail(s.ToString());
+      return leave_code;
+    }
   }
   if (auto s = trace.WriteFooter({no_step ? 0 : steps, "ok"}); !s.ok()) return Fail(s.ToString());
   return exit_code;

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   CLI::App app{"fake rank program for the launcher tests"};
   std::string trace_dir;
   int steps = 5, step_ms = 50, crash_rank = -1, crash_step = -1, hang_rank = -1, hang_step = -1;
+  bool ok_footer = false;
+  int fill_disk_step = -1;
   int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
   int startup_rank = -1, startup_ms = 0, error_rank = -1, error_step = -1;
   bool spawn_escapee = false, peer_lost = false;
@@ -80,6 +82,9 @@ int main(int argc, char** argv) {
   app.add_option("--quit-step", quit_step, "exit 0 after writing this step, without the footer");
   app.add_option("--exit-code", exit_code, "exit with this code at the end");
   app.add_option("--exit-rank", exit_rank, "only this rank uses --exit-code (default: all)");
+  app.add_flag("--ok-footer", ok_footer, "write an ok footer whatever --exit-code is (a user program's own code)");
+  app.add_option("--fill-disk-step", fill_disk_step,
+                 "after writing this step, write records until the file system is full (the write fails: exit 5)");
   app.add_option("--ignore-sigterm-rank", ignore_sigterm_rank);
   app.add_option("--heartbeat-ms", heartbeat_ms, "write heartbeat records from a thread");
   app.add_option("--startup-rank", startup_rank);
@@ -170,13 +175,17 @@ int main(int argc, char** argv) {
                  {"tensors", json::array({{{"name", "w"}, {"digest", "00"}, {"numel", 16}}})}});
     if (rank == crash_rank && step == crash_step) ::raise(SIGKILL);
     if (rank == quit_rank && step == quit_step) std::_Exit(0);
+    if (step == fill_disk_step) {
+      const std::string pad(1 << 20, 'x');
+      for (;;) trace.Write({{"type", "log"}, {"message", pad}});
+    }
   }
   stop = true;
   if (heartbeat.joinable()) heartbeat.join();
   const int code = (exit_rank < 0 || exit_rank == rank) ? exit_code : 0;
   // As lockstep-rank: an error footer only for its own error codes (2, 3); a program that
   // finished its steps and then exits non-zero (a crash at exit) says "ok".
-  const bool harness_error = code == 2 || code == 3;
+  const bool harness_error = !ok_footer && (code == 2 || code == 3);
   trace.Write({{"type", "footer"}, {"steps_completed", steps},
                {"status", harness_error ? "internal: exit " + std::to_string(code) : "ok"}});
   return code;
