@@ -1,6 +1,6 @@
 #include "harness/launcher/process_tree.h"
 
-#include <dirent.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -121,30 +121,48 @@ bool EnvironHas(long pid, const char* marker, size_t marker_len) {
 
 // One pass over /proc: SIGKILL to every live process in group `pgid` or carrying `marker`.
 // Returns how many it aimed at.
+// /proc is listed with getdents64 into a buffer on the stack, not opendir: the watcher is forked
+// from a process that may have other threads, and opendir's malloc could wait forever for a lock
+// one of them held at the fork.
+struct LinuxDirent64 {
+  ino64_t d_ino;
+  off64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
 int KillLaunchPass(pid_t pgid, const char* marker, size_t marker_len) {
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return 0;
+  const int proc = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc < 0) return 0;
   const pid_t self = ::getpid();
   int aimed = 0;
-  while (struct dirent* e = ::readdir(proc)) {
-    const char* name = e->d_name;
-    if (name[0] < '0' || name[0] > '9') continue;
-    const long pid = std::strtol(name, nullptr, 10);
-    if (pid <= 0 || pid == self) continue;
-    char stat[1024];
-    if (ReadProcFile(pid, "stat", stat, sizeof(stat)) <= 0) continue;
-    const char* close_paren = std::strrchr(stat, ')');
-    if (close_paren == nullptr) continue;
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (std::sscanf(close_paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
-    if (state == 'Z' || state == 'X') continue;
-    if ((pgid > 0 && pgrp == pgid) || EnvironHas(pid, marker, marker_len)) {
-      ::kill(static_cast<pid_t>(pid), SIGKILL);
-      ++aimed;
+  alignas(8) char entries[8192];
+  for (;;) {
+    const long got = ::syscall(SYS_getdents64, proc, entries, sizeof(entries));
+    if (got <= 0) break;
+    for (long offset = 0; offset < got;) {
+      const auto* e = reinterpret_cast<const LinuxDirent64*>(entries + offset);
+      offset += e->d_reclen;
+      const char* name = e->d_name;
+      if (name[0] < '0' || name[0] > '9') continue;
+      const long pid = std::strtol(name, nullptr, 10);
+      if (pid <= 0 || pid == self) continue;
+      char stat[1024];
+      if (ReadProcFile(pid, "stat", stat, sizeof(stat)) <= 0) continue;
+      const char* close_paren = std::strrchr(stat, ')');
+      if (close_paren == nullptr) continue;
+      char state = 0;
+      long ppid = 0, pgrp = 0;
+      if (std::sscanf(close_paren + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+      if (state == 'Z' || state == 'X') continue;
+      if ((pgid > 0 && pgrp == pgid) || EnvironHas(pid, marker, marker_len)) {
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+        ++aimed;
+      }
     }
   }
-  ::closedir(proc);
+  ::close(proc);
   return aimed;
 }
 
