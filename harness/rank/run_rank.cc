@@ -1,4 +1,4 @@
-#include "harness/rank/rank_program.h"
+#include "harness/rank/run_rank.h"
 
 #include <unistd.h>
 
