@@ -17,6 +17,8 @@ CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std
   env.load_options.torch_version = build.torch_version;
   env.load_options.checker_names = CheckerNames();
   env.load_options.default_checks = DefaultChecks;
+  env.load_options.symptoms_seen_by = SymptomsSeenBy;
+  env.load_options.checkers_seeing = CheckersSeeing;
   env.out = &out;
   env.err = &err;
   env.command_line.assign(argv, argv + argc);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "harness/core/exit_code.h"
 #include "harness/discovery/discovery_calls.h"
 #include "harness/scenario/internal/edit_distance.h"
 #include "harness/scenario/injection_kinds.h"
@@ -663,17 +664,17 @@ void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& i
                                            YamlReader& reader) {
   const std::string& kind = injection.kind;
   if (s.parallel.mode == ParallelMode::kZero1 && !Rejected("parallel.mode")) {
-    if (kind == "no_sync_off_by_one") {
+    if (kind == injection_kind::kNoSyncOffByOne) {
       reader.Error(info.kind_at, info.path + ".kind: no_sync_off_by_one has no effect in parallel.mode zero1: zero1 "
                                              "reduce-scatters once after the last micro-step, there is no no_sync "
                                              "window to get wrong (use parallel.mode: ddp)");
-    } else if (kind == "wrong_grad_scale" && s.optimizer.kind == OptimizerKind::kAdamW &&
+    } else if (kind == injection_kind::kWrongGradScale && s.optimizer.kind == OptimizerKind::kAdamW &&
                !Rejected("optimizer.kind")) {
       reader.Error(info.kind_at, info.path + ".kind: wrong_grad_scale has no observable effect in parallel.mode "
                                              "zero1 with optimizer adamw: Adam's update does not depend on the "
                                              "gradient's scale (up to eps), and the all-gather keeps the replicas "
                                              "identical (use optimizer sgd, or parallel.mode: ddp)");
-    } else if (kind == "nondeterministic_reduce") {
+    } else if (kind == injection_kind::kNondeterministicReduce) {
       reader.Error(info.kind_at, info.path + ".kind: nondeterministic_reduce has no observable effect in "
                                              "parallel.mode zero1: the reordered sum changes only this rank's shard, "
                                              "by rounding, and the all-gather copies it to every replica, so no "
@@ -681,47 +682,75 @@ void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& i
                                              "(use parallel.mode: ddp)");
     }
   }
-  if (kind == "stale_grad" && injection.step < 2 && info.step_at) {
+  if (kind == injection_kind::kStaleGrad && injection.step < 2 && info.step_at) {
     reader.Error(*info.step_at, info.path + ".step: stale_grad needs step >= 2: at step " +
                                     std::to_string(injection.step) + " there is no previous gradient to re-apply");
-  } else if (kind == "stale_grad" && injection.step < 2) {
+  } else if (kind == injection_kind::kStaleGrad && injection.step < 2) {
     reader.Error(info.kind_at, info.path + ".kind: stale_grad needs step >= 2 (the default onset is 1): at step 1 "
                                            "there is no previous gradient to re-apply");
   }
-  if (info.tensor_at && kind != "bitflip") {
+  if (info.tensor_at && kind != injection_kind::kBitflip) {
     reader.Error(*info.tensor_at, info.path + ".tensor: " + kind +
                                       " does not act on chosen tensors; `tensor` applies to bitflip only");
   }
-  // Kind-specific parameters: (name, smallest, largest) as integers, or a closed word list.
+  // Kind-specific parameters (kInjectionParams says which kind takes which): integers in a range,
+  // or a closed word list.
   for (const auto& [name, at] : info.param_at) {
     const std::string& value = injection.params.at(name);
     const std::string where = info.path + "." + name;
-    if (kind == "bitflip" && (name == "bit" || name == "index")) {
-      const int64_t max = name == "bit" ? 31 : INT64_MAX;
+    const bool takes = std::any_of(kInjectionParams.begin(), kInjectionParams.end(), [&](const InjectionParamRule& r) {
+      return r.kind == kind && r.param == name;
+    });
+    if (!takes) {
+      std::string taken;
+      for (const InjectionParamRule& r : kInjectionParams) {
+        if (r.kind != kind) continue;
+        taken += std::string(taken.empty() ? "" : r.one_of ? " or " : " and ") + "`" + std::string(r.param) + "`";
+      }
+      reader.Error(at, where + ": unknown parameter: " + kind + " " +
+                           (taken.empty() ? "takes no parameters" : "takes only " + taken));
+    } else if (name == injection_param::kBit || name == injection_param::kIndex) {
+      const int64_t max = name == injection_param::kBit ? 31 : INT64_MAX;
       std::optional<int64_t> v = ParseWholeInt(value);
       if (!v || *v < 0 || *v > max) {
-        reader.Error(at, where + ": must be an integer in [0, " + (name == "bit" ? "31" : "2^63-1") +
+        reader.Error(at, where + ": must be an integer in [0, " + (name == injection_param::kBit ? "31" : "2^63-1") +
                              "] (bitflip flips one bit of one float32 element), got " + Quote(value));
       }
-    } else if (kind == "crash" && name == "exit_code") {
+    } else if (name == injection_param::kExitCode) {
       std::optional<int64_t> v = ParseWholeInt(value);
-      if (!v || *v < kMinCrashExitCode || *v > kMaxCrashExitCode || *v == 2 || *v == 3) {
-        reader.Error(at, where + ": must be an integer in [1, 255] other than 2 and 3 (lockstep's own usage and "
-                                 "harness-error codes, which would read as a harness error), got " + Quote(value));
-      } else if (injection.params.count("signal")) {
+      const int usage = ToInt(ExitCode::kUsageError), harness = ToInt(ExitCode::kHarnessError);
+      if (!v || *v < kMinCrashExitCode || *v > kMaxCrashExitCode || *v == usage || *v == harness) {
+        reader.Error(at, where + ": must be an integer in [1, 255] other than " + std::to_string(usage) + " and " +
+                             std::to_string(harness) + " (lockstep's own usage and harness-error codes, which would "
+                             "read as a harness error), got " + Quote(value));
+      } else if (injection.params.count(std::string(injection_param::kSignal))) {
         reader.Error(at, where + ": give either `signal` or `exit_code`: a rank that raises a signal exits with no code");
       }
-    } else if (kind == "crash" && name == "signal") {
-      if (value != "SIGSEGV" && value != "segv" && value != "SIGKILL" && value != "kill") {
-        reader.Error(at, where + ": must be SIGSEGV or SIGKILL, got " + Quote(value));
-      }
-    } else {
-      const std::string takes = kind == "bitflip" ? "takes only `bit` and `index`"
-                                : kind == "crash" ? "takes only `signal` or `exit_code`"
-                                                  : "takes no parameters";
-      reader.Error(at, where + ": unknown parameter: " + kind + " " + takes);
+    } else if (name == injection_param::kSignal) {
+      if (!CrashSignal(value)) reader.Error(at, where + ": must be SIGSEGV or SIGKILL, got " + Quote(value));
     }
   }
+}
+
+// An injection must be visible to a check the scenario runs, or the scenario passes with the bug
+// in it: in zero1 a corrupted shard update is copied to every replica, and only `reference`
+// (opt-in there) sees it (docs/SCENARIOS.md#inject).
+void ScenarioBuilder::CheckInjectionSeen(const Scenario& s, const Injection& injection, const InjectionKindInfo& kind,
+                                         const EntryInfo& info, YamlReader& reader) {
+  const bool checks_known = checks_set_ || static_cast<bool>(options_.default_checks);
+  if (!checks_known || Rejected("checks") || Rejected("parallel.mode") || !options_.symptoms_seen_by ||
+      !options_.checkers_seeing) {
+    return;
+  }
+  const Symptoms symptoms = SymptomsIn(kind, s.parallel.mode);
+  if ((options_.symptoms_seen_by(s.checks) & symptoms) != 0) return;
+  std::string would;
+  for (const std::string& name : options_.checkers_seeing(symptoms)) would += (would.empty() ? "" : ", ") + name;
+  const std::string whose = checks_set_ ? "this scenario's checks" : "the default checks (the scenario sets no `checks:`)";
+  reader.Error(info.kind_at, info.path + ".kind: none of " + whose + " can see " + injection.kind +
+                                 " in parallel.mode " + ToString(s.parallel.mode) + ", so the scenario would pass " +
+                                 "with the bug in it; only " + (would.empty() ? "no checker" : would) +
+                                 " can: add it to `checks:`");
 }
 
 void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
@@ -779,6 +808,7 @@ void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
                                      std::string(RequirementText(kind->requirement)) + ", but " + detail);
     }
     CheckInjectionEffect(s, injection, info, reader);
+    CheckInjectionSeen(s, injection, *kind, info, reader);
   }
   for (std::size_t i = 0; i < s.expect_fail.size(); ++i) {
     const EntryInfo& info = expect_info_[i];

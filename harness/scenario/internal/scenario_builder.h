@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/internal/yaml_reader.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/scenario_loader.h"
@@ -167,6 +168,8 @@ class ScenarioBuilder {
   void CheckEntries(const Scenario& s, YamlReader& reader);
   void CheckInjectionEffect(const Scenario& s, const Injection& injection, const EntryInfo& info,
                             YamlReader& reader);
+  void CheckInjectionSeen(const Scenario& s, const Injection& injection, const InjectionKindInfo& kind,
+                          const EntryInfo& info, YamlReader& reader);
 
   LoadOptions options_;
   LayerKind layer_ = LayerKind::kScenario;  // of the document Apply reads
