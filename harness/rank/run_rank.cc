@@ -17,6 +17,7 @@
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/core/build_info.h"
+#include "harness/core/cuda_driver_version.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/rank/replica_exchange.h"
@@ -26,6 +27,7 @@
 #include "harness/topology/topology.h"
 #include "harness/trace/digest.h"
 #include "harness/trace/trace_writer.h"
+#include "harness/trace/world_settings.h"
 #include "harness/trainer/fault_injector.h"
 #include "harness/trainer/trainer.h"
 
@@ -193,6 +195,8 @@ class Rank {
                                            : options_.reference     ? "#reference"
                                                                     : "");
     header.versions = BuildInfoMap();
+    header.versions["cuda_driver"] = CudaDriverVersion();
+    header.environment = RecordedEnvironment();
     LOCKSTEP_ASSIGN_OR_RETURN(header.scenario_digest, ScenarioFileDigest(options_.scenario_file));
     LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / TraceFileName(rank_), header));
     recorder_ = std::make_unique<StepRecorder>(writer_.get());

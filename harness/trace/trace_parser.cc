@@ -10,6 +10,7 @@
 
 #include "harness/core/untrusted_input.h"
 #include "harness/trace/tensor_table.h"
+#include "harness/trace/trace_fields.h"
 
 namespace lockstep {
 namespace {
@@ -67,19 +68,21 @@ std::optional<int> SchemaMajor(const std::string& schema) {
 }
 
 TraceHeader ParseHeader(const json& j) {
+  namespace f = trace_field;
   TraceHeader h;
-  h.schema = Get<std::string>(j, "schema", "");
-  h.rank = Get<int>(j, "rank", 0);
-  h.world_size = Get<int>(j, "world_size", 1);
-  h.local_rank = Get<int>(j, "local_rank", 0);
-  h.slice = Get<int>(j, "slice", 0);
-  h.host = Get<std::string>(j, "host", "");
-  h.pid = Get<int64_t>(j, "pid", 0);
-  h.device = Get<std::string>(j, "device", "");
-  h.backend = Get<std::string>(j, "backend", "");
-  h.scenario_id = Get<std::string>(j, "scenario_id", "");
-  h.scenario_digest = Get<std::string>(j, "scenario_digest", "");
-  h.versions = Get<std::map<std::string, std::string>>(j, "versions", {});
+  h.schema = Get<std::string>(j, f::kSchema, "");
+  h.rank = Get<int>(j, f::kRank, 0);
+  h.world_size = Get<int>(j, f::kWorldSize, 1);
+  h.local_rank = Get<int>(j, f::kLocalRank, 0);
+  h.slice = Get<int>(j, f::kSlice, 0);
+  h.host = Get<std::string>(j, f::kHost, "");
+  h.pid = Get<int64_t>(j, f::kPid, 0);
+  h.device = Get<std::string>(j, f::kDevice, "");
+  h.backend = Get<std::string>(j, f::kBackend, "");
+  h.scenario_id = Get<std::string>(j, f::kScenarioId, "");
+  h.scenario_digest = Get<std::string>(j, f::kScenarioDigest, "");
+  h.versions = Get<std::map<std::string, std::string>>(j, f::kVersions, {});
+  h.environment = Get<std::map<std::string, std::string>>(j, f::kEnvironment, {});
   return h;
 }
 

@@ -1,5 +1,7 @@
 #include "harness/trace/trace_record_json.h"
 
+#include "harness/trace/trace_fields.h"
+
 #include <cmath>
 #include <type_traits>
 #include <variant>
@@ -18,13 +20,14 @@ ordered_json Number(double v) {
 }
 
 ordered_json ToJson(const TraceHeader& h) {
-  return {{"type", "header"},       {"schema", h.schema},
-          {"rank", h.rank},         {"world_size", h.world_size},
-          {"local_rank", h.local_rank}, {"slice", h.slice},
-          {"host", h.host},         {"pid", h.pid},
-          {"device", h.device},     {"backend", h.backend},
-          {"scenario_id", h.scenario_id}, {"scenario_digest", h.scenario_digest},
-          {"versions", h.versions}};
+  namespace f = trace_field;
+  return {{f::kType, f::kHeaderType},           {f::kSchema, h.schema},
+          {f::kRank, h.rank},                   {f::kWorldSize, h.world_size},
+          {f::kLocalRank, h.local_rank},        {f::kSlice, h.slice},
+          {f::kHost, h.host},                   {f::kPid, h.pid},
+          {f::kDevice, h.device},               {f::kBackend, h.backend},
+          {f::kScenarioId, h.scenario_id},      {f::kScenarioDigest, h.scenario_digest},
+          {f::kVersions, h.versions},           {f::kEnvironment, h.environment}};
 }
 
 ordered_json ToJson(const StepRecord& s) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/trace/tensor_table.h"
+#include "harness/trace/trace_record_json.h"
 
 namespace lockstep {
 namespace {
@@ -112,24 +113,13 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::pa
   if (fd < 0) return IoError("cannot open trace " + path.string() + ": " + std::strerror(errno));
   std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path));
 
-  // The header is rare and has a nested map: nlohmann is the simpler tool here.
-  nlohmann::json j;
-  j["type"] = "header";
-  j["schema"] = CurrentTraceSchema();
-  j["rank"] = header.rank;
-  j["world_size"] = header.world_size;
-  j["local_rank"] = header.local_rank;
-  j["slice"] = header.slice;
-  j["host"] = header.host;
-  j["pid"] = header.pid;
-  j["device"] = header.device;
-  j["backend"] = header.backend;
-  j["scenario_id"] = header.scenario_id;
-  j["scenario_digest"] = header.scenario_digest;
-  j["versions"] = header.versions;
+  // The header is rare: written in the one shape `lockstep trace dump` prints it in, with this
+  // build's schema.
+  TraceHeader written = header;
+  written.schema = CurrentTraceSchema();
   {
     std::lock_guard<std::mutex> lock(writer->mu_);
-    writer->line_ = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    writer->line_ = TraceRecordToJson(written);
     writer->line_.push_back('\n');
     LOCKSTEP_RETURN_IF_ERROR(writer->Flush());
   }
