@@ -434,8 +434,8 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   // The registry says which checker needs which run: the 1-rank reference; the same global batch
   // in the N ranks' pieces, whose distance to the plain reference is the rounding noise that
   // `reference` derives its tolerance from; a repeat of the run.
-  for (const auto& [checker, run] : CompanionRuns(scenario.checks)) {
-    switch (run) {
+  for (const auto& [checker, needed] : CompanionRuns(scenario.checks)) {
+    switch (needed) {
       case Companion::kReference: companion(checker, RankRun::kReference, &reference); break;
       case Companion::kReferenceSplit: companion(checker, RankRun::kReferenceSplit, &reference_split); break;
       case Companion::kRepeat: companion(checker, RankRun::kRepeat, &repeat); break;
