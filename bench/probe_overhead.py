@@ -11,8 +11,8 @@ median of the per-repeat ratios, for wall time and for the process's CPU time (a
 on a machine shared with other work, wall time mostly measures the others' load, CPU time what
 the step itself cost.
 
-  python3 bench/probe_overhead.py --stage build/python            # 2 ranks, 30 steps, 5 repeats
-  python3 bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
+  .venv/bin/python bench/probe_overhead.py --stage build/python   # 2 ranks, 30 steps, 5 repeats
+  .venv/bin/python bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
 """
 import argparse
 import datetime

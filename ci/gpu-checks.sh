@@ -89,7 +89,7 @@ fail() { echo "ci/gpu-checks.sh: $*" >&2; exit 3; }
 # The interpreter that has torch: the first python3 on PATH may be another one. --build-only with
 # --torch-dir needs none (the offline test here has Debian's LibTorch but maybe no python torch).
 python=""
-for p in ${PYTHON:-} python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+for p in ${PYTHON:-} python3 /opt/torch/.venv/bin/python3 "$root/.venv/bin/python" /usr/bin/python3; do
   if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then python=$(command -v "$p"); break; fi
 done
 if [[ -z $python && ! ( $build_only -eq 1 && -n $torch_dir ) ]]; then
@@ -120,6 +120,9 @@ fi
 [[ -f $torch_dir/TorchConfig.cmake ]] || fail "no TorchConfig.cmake in $torch_dir"
 
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLOCKSTEP_ENABLE_CUDA=ON -DLOCKSTEP_BUILD_BENCH=ON)
+# The machine's own torch, as CI's .venv is on CPU machines (cmake/LockstepDependencies.cmake): its
+# interpreter builds and runs the probe, its wheel gives LibTorch.
+if [[ -n $python ]]; then cmake_args+=(-DLOCKSTEP_PYTHON="$python"); fi
 prefix_path=()
 
 # NCCL from the nvidia-nccl wheel when the CUDA prefix has none: the wheel ships libnccl.so.2 but

@@ -6,8 +6,8 @@
 # fetched build packages and the Open MPI stack installed on this machine is hidden (an overlay
 # on /usr with a whiteout per file), so CMake, the compiler, the linker and mpirun can find them
 # only in the prefix that `ci/gpu-checks.sh --deps` unpacks. Then it configures and builds the
-# programs and tests that need each package (Debian's LibTorch stands in for the pip wheel's,
-# through --torch-dir), and runs them: the scenario loader tests (yaml-cpp, gtest), the digest
+# programs and tests that need each package (against the same PyPI torch wheel as the GPU
+# machine's, from .venv), and runs them: the scenario loader tests (yaml-cpp, gtest), the digest
 # tests (xxHash), the CLI (CLI11, nlohmann-json), the MPI collectives at np 2 with the relocated
 # mpirun, the benchmark binary (Google Benchmark), and the native recorders `lockstep exec` loads
 # (the PMPI preload links the prefix's libmpi).
@@ -16,7 +16,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 deps=$(realpath -m "${1:-$root/.debs}")
 [[ -f $deps/packages.txt ]] || { echo "ci/gpu-offline-test.sh: $deps/packages.txt missing: run ci/gpu-deps.sh first" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "ci/gpu-offline-test.sh: needs root (unshare, mount)" >&2; exit 3; }
-torch_dir=${TORCH_DIR:-/usr/lib/x86_64-linux-gnu/cmake/Torch}
+# The LibTorch of the GPU machine's kind: the PyPI wheel that ci/requirements.txt pins, from the
+# repository's .venv (ci/install-deps.sh), whose python also builds the probe.
+if [[ -z ${TORCH_DIR:-} ]]; then
+  [[ -x $root/.venv/bin/python ]] || { echo "ci/gpu-offline-test.sh: no $root/.venv: run ci/install-deps.sh first" >&2; exit 2; }
+  TORCH_DIR=$("$root/.venv/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')/Torch
+  export PYTHON=$root/.venv/bin/python
+fi
+torch_dir=$TORCH_DIR
 build_dir=${LOCKSTEP_OFFLINE_BUILD_DIR:-$root/build-offline}
 
 # What the GPU machine lacks: the build packages and the MPI stack. The C library, zlib, OpenSSL

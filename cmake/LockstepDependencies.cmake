@@ -17,14 +17,46 @@ if(LOCKSTEP_TORCH_NVTX3_SHIM)
   endif()
 endif()
 
-# LibTorch: Debian's libtorch-dev by default; any other (CUDA build, pip wheel) via -DTorch_DIR=...
+# One torch for everything: the Python interpreter whose torch runs the probe and the examples
+# (LOCKSTEP_PYTHON; by default the repository's .venv, which ci/install-deps.sh fills from
+# ci/requirements.txt) also gives the LibTorch that every target links, from its wheel
+# (torch.utils.cmake_prefix_path). -DTorch_DIR=... still names another LibTorch; the probe is then
+# built only when LOCKSTEP_PYTHON's torch is that one (probe/CMakeLists.txt says why not).
+set(LOCKSTEP_PYTHON "" CACHE FILEPATH "Python interpreter whose torch the build and the probe use (default: <repo>/.venv)")
+if(NOT LOCKSTEP_PYTHON AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+  set(LOCKSTEP_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "" FORCE)
+endif()
+if(NOT Torch_DIR AND LOCKSTEP_PYTHON)
+  execute_process(COMMAND "${LOCKSTEP_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                  OUTPUT_VARIABLE _torch_prefix RESULT_VARIABLE _torch_rc ERROR_VARIABLE _torch_err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _torch_rc EQUAL 0)
+    message(FATAL_ERROR "${LOCKSTEP_PYTHON} cannot import torch (run ci/install-deps.sh, or -DTorch_DIR=...): ${_torch_err}")
+  endif()
+  set(Torch_DIR "${_torch_prefix}/Torch" CACHE PATH "LibTorch's CMake package" FORCE)
+endif()
+# Torch's CMake config compiles CUDA for every architecture it knows unless told otherwise, and
+# ignores CMAKE_CUDA_ARCHITECTURES: Ampere and Hopper, as below.
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT TORCH_CUDA_ARCH_LIST)
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
 find_package(Torch REQUIRED)
+# torch 2.7 is the oldest with C++11-ABI wheels (Debian's yaml-cpp, gtest and benchmark need that
+# ABI); 2.11 is the version tested (ci/requirements.txt). torch 1.x is not supported: its c10d has
+# no Backend class, which the probe's recording wrapper derives from.
+# PyPI's torch wheels export the copies of libstdc++'s std::filesystem that their build linked in
+# statically (pytorch#133437; libtorch.so and libtorch_cpu.so of 2.11 still do). A program that
+# needs libtorch before libstdc++ binds its own std::filesystem calls to those copies, and
+# remove_all crashes through a null pointer in them. libstdc++ first in every link's needed list
+# puts the system's definitions first in the lookup order.
+add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+if(Torch_VERSION AND Torch_VERSION VERSION_LESS 2.7)
+  message(FATAL_ERROR "LibTorch ${Torch_VERSION} at ${Torch_DIR}: lockstep needs torch >= 2.7 (ci/requirements.txt pins the tested one)")
+endif()
 # TORCH_CXX_FLAGS carries the libstdc++ ABI switch the LibTorch was built with. It must apply to
 # every translation unit that shares a std::string with LibTorch, i.e. all of ours.
 separate_arguments(LOCKSTEP_TORCH_CXX_FLAGS UNIX_COMMAND "${TORCH_CXX_FLAGS}")
 add_compile_options(${LOCKSTEP_TORCH_CXX_FLAGS})
-# Torch's imported targets carry Caffe2 include dirs; c10d lives under torch/csrc and needs the
-# gloo headers (libgloo-dev) when the LibTorch was built with Gloo.
 set(LOCKSTEP_TORCH_VERSION "${Torch_VERSION}")
 if(NOT LOCKSTEP_TORCH_VERSION)
   set(LOCKSTEP_TORCH_VERSION "unknown")

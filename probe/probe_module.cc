@@ -113,12 +113,6 @@ std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dic
   return std::move(session).value();
 }
 
-c10::intrusive_ptr<WrappedGroup> WrapGroup(const std::shared_ptr<ProbeSession>& session,
-                                           const c10::intrusive_ptr<WrappedGroup>& inner, const std::string& name) {
-  if (dynamic_cast<RecordingProcessGroup*>(inner.get()) != nullptr) return inner;
-  return c10::make_intrusive<RecordingProcessGroup>(inner, session, name);
-}
-
 }  // namespace
 }  // namespace lockstep::probe
 
@@ -127,7 +121,6 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   using namespace lockstep::probe;
   m.doc() = "lockstep's trace writer, tensor digest and collective recording for the Python probe";
   m.attr("TORCH_VERSION_BUILT") = TORCH_VERSION;
-  m.attr("WRAPS_BACKEND") = TORCH_VERSION_MAJOR >= 2;
   m.def("trace_file_name", &TraceFileName, py::arg("rank"));
   m.def("lockstep_version", [] { return GetBuildInfo().version; });
 
@@ -148,7 +141,10 @@ PYBIND11_MODULE(_lockstep_probe, m) {
            })
       .def("log", [](ProbeSession& s, const std::string& line) { ThrowIfError(s.WriteLog(line)); })
       .def("record_error", [](ProbeSession& s) { return s.record_status().ok() ? std::string() : s.record_status().ToString(); })
-      .def("wrap_group", &WrapGroup, py::arg("group"), py::arg("name"));
+      .def("install_recording_backends",
+           [](const std::shared_ptr<ProbeSession>& session, const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+              const std::string& name) { return InstallRecordingBackends(*group, session, name); },
+           py::arg("group"), py::arg("name"));
 
   m.def("open_session", &OpenSession, py::arg("path"), py::arg("header"));
   // From the first optimizer step on, native recorders' calls (MPI's, NCCL's, CUDA's) belong to

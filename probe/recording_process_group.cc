@@ -4,6 +4,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <optional>
 #include <utility>
 
 #include "harness/trace/dtype_name.h"
@@ -19,7 +20,51 @@ int64_t Numel(const std::vector<at::Tensor>& tensors) {
 
 const at::Tensor* First(const std::vector<at::Tensor>& tensors) { return tensors.empty() ? nullptr : &tensors.front(); }
 
+// A backend type `group` holds no backend for, to register a wrapper under.
+std::optional<c10d::ProcessGroup::BackendType> UnusedBackendType(const c10d::ProcessGroup& group) {
+  using Type = c10d::ProcessGroup::BackendType;
+  for (Type t : {Type::CUSTOM, Type::UCC, Type::XCCL, Type::MPI, Type::NCCL, Type::GLOO}) {
+    try {
+      (void)group.getBackend(t);
+    } catch (const c10::Error&) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::vector<std::string> InstallRecordingBackends(c10d::ProcessGroup& group, const std::shared_ptr<ProbeSession>& session,
+                                                  const std::string& name) {
+  struct Made {
+    c10d::Backend* inner;
+    c10::intrusive_ptr<WrappedGroup> wrapper;
+    c10d::ProcessGroup::BackendType type;
+  };
+  std::vector<Made> made;
+  std::vector<std::string> wrapped;
+  for (const c10::Device& device : group.getDeviceTypes()) {
+    c10::intrusive_ptr<WrappedGroup> inner = group.getBackend(device.type());
+    if (dynamic_cast<RecordingProcessGroup*>(inner.get()) != nullptr) continue;
+    const Made* shared = nullptr;
+    for (const Made& m : made) {
+      if (m.inner == inner.get()) shared = &m;
+    }
+    if (shared != nullptr) {
+      // Registered again under the shared wrapper's type: setBackend reuses the backend it holds.
+      group.setBackend(device.type(), shared->type, shared->wrapper);
+    } else {
+      const std::optional<c10d::ProcessGroup::BackendType> type = UnusedBackendType(group);
+      TORCH_CHECK(type.has_value(), "no free backend type left in group ", name, " to register the recording backend");
+      c10::intrusive_ptr<WrappedGroup> wrapper = c10::make_intrusive<RecordingProcessGroup>(inner, session, name);
+      group.setBackend(device.type(), *type, wrapper);
+      made.push_back(Made{inner.get(), wrapper, *type});
+    }
+    wrapped.push_back(c10::DeviceTypeName(device.type(), /*lower_case=*/true));
+  }
+  return wrapped;
+}
 
 std::string ReduceName(const c10d::ReduceOp& op) {
   switch (op.op_) {
@@ -41,7 +86,12 @@ RecordingProcessGroup::RecordingProcessGroup(c10::intrusive_ptr<WrappedGroup> in
     : WrappedGroup(inner->getRank(), inner->getSize()),
       inner_(std::move(inner)),
       session_(std::move(session)),
-      group_(std::move(group)) {}
+      group_(std::move(group)) {
+  // Made after the group was named (init_process_group and new_group name it before returning):
+  // the group's name is read off its first backend, which is now this one.
+  WrappedGroup::setGroupUid(inner_->getGroupUid());
+  setGroupDesc(inner_->getGroupDesc());
+}
 
 RecordingProcessGroup::~RecordingProcessGroup() {
   // Destroying the group we wrap joins its worker threads (ProcessGroupGloo), and a worker may be
@@ -157,7 +207,6 @@ WorkPtr RecordingProcessGroup::_reduce_scatter_base(at::Tensor& output, at::Tens
   return End(inner_->_reduce_scatter_base(output, input, opts), seq);
 }
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
 WorkPtr RecordingProcessGroup::allreduce_sparse(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
   const uint64_t seq = Begin("all_reduce", First(tensors), Numel(tensors), -1, ReduceName(opts.reduceOp));
   return End(inner_->allreduce_sparse(tensors, opts), seq);
@@ -178,7 +227,6 @@ WorkPtr RecordingProcessGroup::reduce_scatter_tensor_coalesced(std::vector<at::T
   const uint64_t seq = Begin("reduce_scatter", First(inputs), Numel(inputs), -1, ReduceName(opts.reduceOp));
   return End(inner_->reduce_scatter_tensor_coalesced(outputs, inputs, opts), seq);
 }
-#endif
 
 WorkPtr RecordingProcessGroup::alltoall_base(at::Tensor& output, at::Tensor& input,
                                              std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,

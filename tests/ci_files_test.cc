@@ -423,29 +423,48 @@ TEST(CiFilesTest, AnUnknownSubcommandOrFlagIsCaught) {
 // ci/install-deps.sh on a fresh machine, with apt stood in for by scripts on PATH: everything is
 // missing and every package has a candidate. apt-cache prints a long policy (as the real one does
 // for chromium), so a `grep -q` reading it straight from the pipe exits first, apt-cache dies of
-// SIGPIPE, and under pipefail chromium used to be dropped as "not in this distribution".
-TEST(CiFilesTest, InstallDepsInstallsChromiumAndPythonTorchWhenTheDistributionHasThem) {
+// SIGPIPE, and under pipefail chromium used to be dropped as "not in this distribution". The
+// virtual environment is a stand-in too (LOCKSTEP_VENV): its python says the pinned packages are
+// missing, so the script must ask pip for ci/requirements.txt.
+TEST(CiFilesTest, InstallDepsInstallsChromiumAndThePinnedPythonPackages) {
   const testing::TempDir temp("lockstep_install_deps_");
   const fs::path& dir = temp.path();
   const fs::path log = dir / "apt-get.log";
-  auto script = [&](const std::string& name, const std::string& body) {
-    std::ofstream(dir / name) << "#!/bin/sh\n" << body << "\n";
-    fs::permissions(dir / name, fs::perms::owner_all);
+  const fs::path pip_log = dir / "pip.log";
+  auto script = [&](const fs::path& file, const std::string& body) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(file, fs::perms::owner_all);
   };
-  script("dpkg-query", "exit 1");
-  script("sudo", "exec \"$@\"");
-  script("apt-get", "echo \"$@\" >> '" + log.string() + "'");
-  script("apt-cache",
+  script(dir / "dpkg-query", "exit 1");
+  script(dir / "sudo", "exec \"$@\"");
+  script(dir / "apt-get", "echo \"$@\" >> '" + log.string() + "'");
+  script(dir / "apt-cache",
          "echo \"$2:\"; echo '  Installed: (none)'; echo '  Candidate: 1.0-1'; "
          "i=0; while [ $i -lt 20000 ]; do echo '     1.0-1 500 http://deb.debian.org/debian bookworm/main' || exit 141; "
          "i=$((i+1)); done");
+  // `python - requirements.txt` (the version check) fails; `python -m pip ...` is logged.
+  script(dir / "venv" / "bin" / "python",
+         "if [ \"$1\" = -m ]; then echo \"$@\" >> '" + pip_log.string() + "'; exit 0; fi; cat >/dev/null; exit 1");
   testing::ProgramResult r = testing::RunProgram(
-      "/bin/sh", {"-c", "PATH='" + dir.string() + "':$PATH exec bash ci/install-deps.sh"}, kSource);
+      "/bin/sh",
+      {"-c", "PATH='" + dir.string() + "':$PATH LOCKSTEP_VENV='" + (dir / "venv").string() + "' exec bash ci/install-deps.sh"},
+      kSource);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string installed = ReadFile(log);
   EXPECT_THAT(installed, HasSubstr("install -y -qq --no-install-recommends"));
   EXPECT_THAT(installed, HasSubstr(" chromium")) << r.out;
-  EXPECT_THAT(installed, HasSubstr(" python3-torch")) << r.out;
+  EXPECT_THAT(installed, HasSubstr(" python3-venv")) << r.out;
+  EXPECT_THAT(installed, Not(HasSubstr("libtorch-dev"))) << r.out;
+  EXPECT_THAT(ReadFile(pip_log), HasSubstr("pip install --quiet --disable-pip-version-check -r " +
+                                           (kSource / "ci" / "requirements.txt").string()))
+      << r.out;
+}
+
+// The one place that names torch's version pins the GPU machine's (2.11.x, a CUDA 13.0 build).
+TEST(CiFilesTest, RequirementsPinTheGpuMachinesTorch) {
+  const std::string requirements = ReadFile(kSource / "ci" / "requirements.txt");
+  EXPECT_THAT(requirements, ::testing::ContainsRegex("\ntorch==2\\.11\\.[0-9]+\n"));
 }
 
 }  // namespace

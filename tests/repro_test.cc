@@ -130,12 +130,12 @@ TEST(ReproBitflipTest, SavesEveryRanksTensorAndNamesTheTensorTheRankAndOneElemen
       << again.out;
 }
 
-// The Python that has torch: $LOCKSTEP_PYTHON, then Debian's /usr/bin/python3 (python3-torch, from
-// ci/install-deps.sh), then the first python3 on PATH (which, under pyenv or a venv, may lack it).
+// The Python that has torch: $LOCKSTEP_PYTHON, then the build's (the repository's .venv, filled by
+// ci/install-deps.sh), then the first python3 on PATH (which, under pyenv, may lack it).
 std::string PythonWithTorch() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("LOCKSTEP_PYTHON"); env && *env) candidates.push_back(env);
-  candidates.push_back("/usr/bin/python3");
+  if (*LOCKSTEP_PYTHON) candidates.push_back(LOCKSTEP_PYTHON);
   candidates.push_back("python3");
   for (const std::string& python : candidates) {
     if (RunProgram("/bin/sh", {"-c", "\"$0\" -c 'import torch' 2>/dev/null", python}, LOCKSTEP_SOURCE_DIR).exit_code ==
@@ -149,8 +149,8 @@ std::string PythonWithTorch() {
 TEST(ReproBitflipTest, PythonTorchLoadReadsTheSavedTensor) {
   const std::string python = PythonWithTorch();
   if (python.empty()) {
-    GTEST_SKIP() << "no python3 with torch here ($LOCKSTEP_PYTHON, /usr/bin/python3, python3 on PATH; "
-                    "ci/install-deps.sh installs python3-torch): the Python side of the saved files is not checked "
+    GTEST_SKIP() << "no python3 with torch here ($LOCKSTEP_PYTHON, " LOCKSTEP_PYTHON ", python3 on PATH; "
+                    "ci/install-deps.sh installs torch into .venv): the Python side of the saved files is not checked "
                     "(they are written by torch::pickle_save, whose format torch.load reads)";
   }
   const BitflipRepro r("repro_bitflip_python");

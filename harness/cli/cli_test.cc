@@ -72,7 +72,6 @@ TEST(CliTest, VersionNamesEveryComponentOfThisBuild) {
   EXPECT_THAT(r.out, HasSubstr("NCCL " + b.nccl_version));
   EXPECT_THAT(r.out, HasSubstr(std::string("gloo ") + (b.have_gloo ? "yes" : "no")));
   EXPECT_THAT(r.out, HasSubstr(std::string("nccl ") + (b.have_nccl ? "yes" : "no")));
-  EXPECT_THAT(r.out, HasSubstr("attention sdpa: "));
 }
 
 TEST(CliTest, UnknownFlagIsAUsageErrorNamingIt) {

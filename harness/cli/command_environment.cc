@@ -1,5 +1,3 @@
-#include <torch/version.h>  // TORCH_VERSION_MAJOR only; this file does not link LibTorch
-
 #include <system_error>
 
 #include "checkers/checker_registry.h"
@@ -11,10 +9,7 @@ namespace lockstep {
 CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   const BuildInfo& build = GetBuildInfo();
   CommandEnvironment env;
-  // at::scaled_dot_product_attention arrived in LibTorch 2.0.
-  env.load_options.sdpa_available = TORCH_VERSION_MAJOR >= 2;
   env.load_options.nccl_available = build.have_nccl;
-  env.load_options.torch_version = build.torch_version;
   env.load_options.checker_names = CheckerNames();
   env.load_options.default_checks = DefaultChecks;
   env.load_options.symptoms_seen_by = SymptomsSeenBy;

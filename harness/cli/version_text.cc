@@ -10,8 +10,7 @@ std::string VersionText(const CommandEnvironment& env) {
   auto yes_no = [](bool v) { return v ? "yes" : "no"; };
   std::ostringstream text;
   text << "lockstep " << b.version << " (git " << b.git_sha << ")\n"
-       << "LibTorch " << b.torch_version << " (attention sdpa: "
-       << (env.load_options.sdpa_available ? "yes" : "no, needs LibTorch >= 2.0") << ")\n"
+       << "LibTorch " << b.torch_version << "\n"
        << b.mpi_version << "\n"
        << "CUDA " << b.cuda_version << "\n"
        << "NCCL " << b.nccl_version << "\n"

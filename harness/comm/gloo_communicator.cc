@@ -149,14 +149,13 @@ Status GlooCommunicator::ReduceScatter(const torch::Tensor& input, torch::Tensor
     if (args.ok()) args = CheckCpu(input);
     if (!args.ok()) return args.WithContext(CallContext(s.world_rank, s.name, call));
     torch::NoGradGuard no_grad;
-    std::vector<at::Tensor> tensors{input.reshape({-1}).clone()};
-    c10d::AllreduceOptions opts;
+    at::Tensor flat_in = input.reshape({-1}).contiguous();
+    at::Tensor flat_out = output.is_contiguous() ? output.view({-1}) : torch::empty({output.numel()}, output.options());
+    c10d::ReduceScatterOptions opts;
     opts.reduceOp = ToGloo(op);
-    Wait(s.group->allreduce(tensors, opts));
-    const int64_t m = output.numel();
-    torch::Tensor flat_out = output.view({-1});
-    flat_out.copy_(tensors[0].narrow(0, s.rank * m, m));
-    if (op == ReduceOp::kAvg) DivideInPlace(flat_out, s.size);
+    Wait(s.group->_reduce_scatter_base(flat_out, flat_in, opts));
+    if (!output.is_contiguous()) output.copy_(flat_out.view_as(output));
+    if (op == ReduceOp::kAvg) DivideInPlace(output, s.size);
     return Status::Ok();
   });
 }

@@ -31,8 +31,6 @@ class GlooCommunicator final : public Communicator {
 
   Status AllReduce(torch::Tensor& tensor, ReduceOp op) override;
   Status AllGather(const torch::Tensor& input, torch::Tensor& output) override;
-  // Gloo in LibTorch 1.13 has no reduce-scatter: an all-reduce of the whole input, of which this
-  // rank keeps its chunk (n times the traffic of a real reduce-scatter; the values are the same).
   Status ReduceScatter(const torch::Tensor& input, torch::Tensor& output, ReduceOp op) override;
   Status Broadcast(torch::Tensor& tensor, int root) override;
   Status Barrier() override;

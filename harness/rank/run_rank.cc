@@ -75,9 +75,7 @@ class Rank {
  private:
   Status RunSteps() {
     LoadOptions load;
-    load.sdpa_available = true;  // validated by `lockstep run` before any rank starts
     load.nccl_available = GetBuildInfo().have_nccl;
-    load.torch_version = GetBuildInfo().torch_version;
     std::vector<Diagnostic> diagnostics;
     Result<Scenario> loaded = LoadScenarioFile(options_.scenario_file, load, &diagnostics);
     if (!loaded.ok()) {

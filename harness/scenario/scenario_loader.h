@@ -25,12 +25,10 @@ inline constexpr std::string_view kDefaultsFileName = "lockstep.defaults.yaml";
 inline constexpr std::uintmax_t kMaxScenarioFileBytes = 1024 * 1024;
 
 
-// What the build offers; filled by the caller (the CLI does it from build_info and
-// <torch/version.h>), so the loader itself depends on neither.
+// What the build offers; filled by the caller (the CLI does it from build_info), so the loader
+// itself does not depend on it.
 struct LoadOptions {
-  bool sdpa_available = false;  // at::scaled_dot_product_attention exists (LibTorch >= 2.0)
   bool nccl_available = false;  // informational: `backend: nccl` without NCCL is a skip at run time
-  std::string torch_version = "unknown";  // named in the message that rejects `attention: sdpa`
   // The checker vocabulary comes from the caller (the CLI passes the checker registry's,
   // checkers/checker_registry.h): scenario/ knows no checker itself. `checker_names` are the
   // names `checks:` and `expect: fail` may use; unset, names are taken as written (lockstep-rank

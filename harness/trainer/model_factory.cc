@@ -37,14 +37,8 @@ class ScopedGlobalCpuRngState {
 
 }  // namespace
 
-// Throws c10::Error (like any LibTorch call) for a spec that scenario validation should have
-// rejected, e.g. attention: sdpa on a LibTorch without it.
 std::unique_ptr<Model> MakeModel(const ModelSpec& spec, uint64_t seed, torch::Device device,
                                  TrainingHooks* hooks) {
-  if (spec.kind == ModelKind::kTransformer) {
-    const Status available = AttentionAvailable(spec.attention);
-    TORCH_CHECK(available.ok(), "MakeModel: ", available.message());
-  }
   // Parameters are drawn on the CPU from a generator seeded here, then moved: the same seed gives
   // bitwise the same model on every rank and on any device.
   at::Generator gen = at::detail::createCPUGenerator(seed);

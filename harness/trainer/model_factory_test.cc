@@ -133,13 +133,6 @@ TEST(MakeModel, PassesHooksToTheTransformer) {
   EXPECT_EQ(hooks.calls, spec.layers);
 }
 
-TEST(MakeModel, RejectsAnUnavailableAttentionPath) {
-  if (SdpaAvailable()) GTEST_SKIP() << "sdpa is available in this LibTorch; nothing to reject";
-  ModelSpec spec = Spec(ModelKind::kTransformer);
-  spec.attention = AttentionKind::kSdpa;
-  EXPECT_THROW(MakeModel(spec, 1, torch::kCPU, nullptr), c10::Error);
-}
-
 TEST(MakeModel, MovesToTheDevice) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device on this machine";
   ModelSpec spec = Spec(ModelKind::kTransformer);

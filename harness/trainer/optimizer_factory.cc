@@ -33,16 +33,11 @@ void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
 
 namespace {
 
-// LibTorch keyed optimizer state by the TensorImpl's address as a string up to 1.13 and by the
-// raw pointer later; pick the key the linked version uses.
+// LibTorch keys optimizer state by the parameter's TensorImpl.
 template <typename Map>
 auto StateKey(const torch::Tensor& param) {
   using Key = typename std::decay_t<Map>::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(param.unsafeGetTensorImpl());
-  } else {
-    return static_cast<Key>(param.unsafeGetTensorImpl());
-  }
+  return static_cast<Key>(param.unsafeGetTensorImpl());
 }
 
 }  // namespace

@@ -7,10 +7,7 @@ program imports it, so the program needs no change.
   new_subgroups(_by_enumeration) -> one discovery record (torch.new_subgroups) for all its groups
   destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
-  optimizer steps     -> torch >= 2.0: the global step pre/post hooks of torch.optim; torch 1.13 has
-                         none, so each optimizer class's `step` is wrapped once when its first
-                         instance is built (LR schedulers wrap the instance's bound step later,
-                         which still calls the class's)
+  optimizer steps     -> the global step pre/post hooks of torch.optim
   Tensor.backward     -> the loss (the scalar the program calls backward on)
 """
 
@@ -120,58 +117,11 @@ def _patch_ddp(torch):
     DDP.__init__ = __init__
 
 
-def _in_step():
-    s = getattr(_tls, "stepping", None)
-    if s is None:
-        s = _tls.stepping = set()
-    return s
-
-
-def _wrap_step(cls):
-    step = cls.__dict__.get("step")
-    if step is None or getattr(step, "_lockstep_probe", False):
-        return
-
-    @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
-        # A subclass's step calling its parent's (both wrapped) is one step.
-        stepping = _in_step()
-        if id(self) in stepping:
-            return step(self, *args, **kwargs)
-        stepping.add(id(self))
-        try:
-            probe.before_optimizer_step(self)
-            result = step(self, *args, **kwargs)
-            probe.after_optimizer_step(self)
-            return result
-        finally:
-            stepping.discard(id(self))
-
-    wrapper._lockstep_probe = True
-    # torch 1.13's profiler wrapper checks this attribute to wrap a class only once.
-    wrapper.hooked = getattr(step, "hooked", False)
-    cls.step = wrapper
-
-
 def _patch_optimizers(torch):
     # torch.optim deletes its submodule names from its namespace: take the module itself.
     optimizer_module = importlib.import_module("torch.optim.optimizer")
-    if hasattr(optimizer_module, "register_optimizer_step_post_hook"):  # torch >= 2.0
-        optimizer_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: probe.before_optimizer_step(opt))
-        optimizer_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: probe.after_optimizer_step(opt))
-        return
-    Optimizer = torch.optim.Optimizer
-    original = Optimizer.__init__
-
-    @functools.wraps(original)
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        for cls in type(self).__mro__:
-            if cls is Optimizer:
-                break
-            _wrap_step(cls)
-
-    Optimizer.__init__ = __init__
+    optimizer_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: probe.before_optimizer_step(opt))
+    optimizer_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: probe.after_optimizer_step(opt))
 
 
 def _patch_backward(torch):

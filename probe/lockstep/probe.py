@@ -4,7 +4,7 @@ After every optimizer step it writes, through the project's own C++ trace writer
 (the _lockstep_probe extension), one step record per rank: the digest, numel, dtype and norm of
 every parameter, every gradient as the optimizer saw it, every buffer and every optimizer-state
 tensor, named after the owning module; the loss where the program reports one. Every collective
-the rank issues goes through a recording process group (_lockstep_probe.Session.wrap_group), DDP's
+the rank issues goes through a recording backend (_lockstep_probe.Session.install_recording_backends), DDP's
 gradient-bucket all-reduces included. The trace is the one `lockstep-rank` writes, so lockstep's
 checkers judge it unchanged.
 
@@ -78,7 +78,7 @@ class _State:
         self.in_step = False         # the program is between its first forward/backward and the record
         self.uncaught = False        # the program died of an exception: no footer (a crash)
         self.uncaught_error = None   # that exception
-        self.wrapped_groups = {}     # name -> wrapped group (torch >= 2.0: the backend wrapper)
+        self.wrapped_groups = {}     # "<group>:<device>" -> the ProcessGroup whose backend is wrapped
         # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
         self.busy_s = 0.0

@@ -1,7 +1,7 @@
 // Runs the probe's own cases of probe/tests/programs/ (comm hooks, static_graph, several
 // optimizers, the explicit API, a user's sitecustomize, subgroups, ZeroRedundancyOptimizer,
-// discovery calls, CUDA tensors where there is a GPU) as N ranks of Debian's
-// python3-torch on gloo, with the probe attached the way `lockstep exec` attaches it
+// discovery calls, torch 2.x's collective forms, CUDA tensors where there is a GPU) as N ranks of
+// the build's torch (cmake/LockstepDependencies.cmake) on gloo, with the probe attached the way `lockstep exec` attaches it
 // (PYTHONPATH=<build>/python, LOCKSTEP_PROBE=1, the trace directory and run name in the
 // environment), started and watched by lockstep's own local launcher. Then lockstep's checkers
 // judge the traces, and the findings must be exactly those the program's `.expect.json` sidecar
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <filesystem>
 #include <memory>
@@ -173,6 +174,33 @@ TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
 }
 TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
+}
+
+// Each of torch 2.x's ways to issue a collective reaches the recording backend: per step, four
+// all-gathers (all_gather_into_tensor, _all_gather_base, the functional all_gather_tensor and
+// its coalesced form, one record for the batch), four reduce-scatters likewise, and the functional
+// all_reduce beside DDP's bucket all-reduces. One path bypassing the wrapper leaves a count short.
+TEST(ProbeCases, Torch2CollectivesAreEachRecorded) {
+  RunCatalogEntry(kPrograms / "torch2_collectives.expect.json", {}, true, [](const RunOutcome& o) {
+    for (size_t r = 0; r < o.traces.size(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      std::map<int64_t, std::map<std::string, int>> per_step;
+      for (const CollectiveRecord& c : o.traces[r].collectives) {
+        if (c.end_s) ++per_step[c.step][c.op];
+      }
+      const int64_t steps = static_cast<int64_t>(o.traces[r].steps.size());
+      ASSERT_EQ(steps, 4);
+      // The metrics of step s are issued after its optimizer step: they belong to step s + 1's
+      // window, and those of the last step to the window after it. Count over all windows.
+      std::map<std::string, int> total;
+      for (const auto& [step, ops] : per_step) {
+        for (const auto& [op, n] : ops) total[op] += n;
+      }
+      EXPECT_GE(total["all_gather"], 4 * steps);
+      EXPECT_GE(total["reduce_scatter"], 4 * steps);
+      EXPECT_GE(total["all_reduce"], 2 * steps);
+    }
+  });
 }
 
 // torch.distributed's discovery calls, each once, with its phase, step and the program's line.

@@ -533,11 +533,6 @@ void ScenarioBuilder::CheckModel(const Scenario& s, const SourceLocation& file_s
     if (m.norm == NormKind::kBatchNorm) {
       report({"model.norm", "model.kind"}, "batchnorm is for mlp models; the transformer's blocks use layernorm");
     }
-    if (m.attention == AttentionKind::kSdpa && !options_.sdpa_available) {
-      report({"model.attention", "model.kind"},
-             "sdpa needs LibTorch >= 2.0 with at::scaled_dot_product_attention; this build has LibTorch " +
-                 options_.torch_version);
-    }
   }
   if (m.norm == NormKind::kBatchNorm && s.data.batch_per_rank < 2) {
     // BatchNorm cannot compute batch statistics in training from a single sample.

@@ -1,18 +1,8 @@
 #include "harness/trainer/attention/attention.h"
 
 #include <c10/util/Exception.h>
-#include <torch/version.h>
 
 namespace lockstep {
-
-Status AttentionAvailable(AttentionKind kind) {
-  if (kind == AttentionKind::kSdpa && !SdpaAvailable()) {
-    return UnavailableError(
-        "attention: sdpa needs at::scaled_dot_product_attention, which this LibTorch (" TORCH_VERSION
-        ") lacks; build against LibTorch >= 2.0 (-DTorch_DIR=...), or use attention: naive or flash");
-  }
-  return Status::Ok();
-}
 
 torch::Tensor Attend(AttentionKind kind, const torch::Tensor& q, const torch::Tensor& k,
                      const torch::Tensor& v, bool causal, double dropout_p, bool training) {

@@ -6,7 +6,6 @@
 
 #include <torch/types.h>
 
-#include "harness/core/status.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trainer/attention/flash_attention.h"
 #include "harness/trainer/attention/naive_attention.h"
@@ -14,10 +13,7 @@
 
 namespace lockstep {
 
-// Ok, or Unavailable with a message a scenario author can act on (scenario validation uses it).
-Status AttentionAvailable(AttentionKind kind);
-
-// The transformer's entry point. An unavailable path (see AttentionAvailable) throws c10::Error.
+// The transformer's entry point.
 torch::Tensor Attend(AttentionKind kind, const torch::Tensor& q, const torch::Tensor& k,
                      const torch::Tensor& v, bool causal, double dropout_p, bool training);
 

@@ -1,13 +1,8 @@
 #include "harness/trainer/attention/sdpa_attention.h"
 
 #include <torch/torch.h>
-#include <torch/version.h>
 
 namespace lockstep {
-
-#if TORCH_VERSION_MAJOR >= 2
-
-bool SdpaAvailable() { return true; }
 
 torch::Tensor SdpaAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool causal, double dropout_p, bool training) {
@@ -15,18 +10,5 @@ torch::Tensor SdpaAttention(const torch::Tensor& q, const torch::Tensor& k, cons
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{},
                                           training ? dropout_p : 0.0, causal);
 }
-
-#else
-
-bool SdpaAvailable() { return false; }
-
-torch::Tensor SdpaAttention(const torch::Tensor& /*q*/, const torch::Tensor& /*k*/,
-                            const torch::Tensor& /*v*/, bool /*causal*/, double /*dropout_p*/,
-                            bool /*training*/) {
-  TORCH_CHECK(false, "sdpa attention: at::scaled_dot_product_attention needs LibTorch >= 2.0, this is "
-              TORCH_VERSION);
-}
-
-#endif
 
 }  // namespace lockstep

@@ -4,11 +4,8 @@
 
 namespace lockstep {
 
-// Whether this LibTorch has at::scaled_dot_product_attention (LibTorch >= 2.0).
-bool SdpaAvailable();
-
-// at::scaled_dot_product_attention, which picks the flash kernel on CUDA. Where this LibTorch
-// lacks it, throws c10::Error; scenario validation rejects sdpa before that (AttentionAvailable).
+// at::scaled_dot_product_attention: on CUDA the flash kernel for bf16/fp16 (memory-efficient or
+// math for fp32), on CPU torch 2.x's own flash kernel (sdpa_attention_test pins which).
 torch::Tensor SdpaAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                             bool causal, double dropout_p, bool training);
 
