@@ -22,6 +22,7 @@
 #include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
+#include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/topology/topology.h"
@@ -223,7 +224,9 @@ class Rank {
     if (scenario_.backend != Backend::kMpi) return;
     Result<std::shared_ptr<MpiSession>> mpi = MpiSession::Acquire();
     Status split = mpi.ok() ? mpi.value()->SplitSelf() : mpi.status();
-    if (!split.ok() && discovery_error_.ok()) discovery_error_ = split.WithContext("double_discovery");
+    if (!split.ok() && discovery_error_.ok()) {
+      discovery_error_ = split.WithContext(std::string(injection_kind::kDoubleDiscovery));
+    }
   }
 
   Status Record(int64_t step, const StepStats* stats) {
