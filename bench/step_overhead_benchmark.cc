@@ -86,7 +86,7 @@ Result<Scenario> LoadScenario(Config config) {
   return s;
 }
 
-// One rank's training loop, wired for `mode` the way harness/rank/rank_program.cc wires it.
+// One rank's training loop, wired for `mode` the way harness/rank/run_rank.cc wires it.
 class SteppedRank {
  public:
   static Result<std::unique_ptr<SteppedRank>> Create(const Scenario& scenario, std::unique_ptr<Communicator> comm,

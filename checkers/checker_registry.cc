@@ -1,7 +1,12 @@
 #include "checkers/checker_registry.h"
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
 #include "checkers/buffers_checker.h"
 #include "checkers/collective_order_checker.h"
+#include "checkers/config_agreement_checker.h"
 #include "checkers/crash_checker.h"
 #include "checkers/determinism_checker.h"
 #include "checkers/discovery_count_checker.h"
@@ -47,38 +52,60 @@ enum class DefaultUse {
   kOptIn,           // only when `checks:` or --check names it
 };
 
+// In-band use: a checker the ranks run themselves on one step's exchanged tables
+// (`--compare in-band`, checkers/in_band_comparison.h).
+enum class InBand { kNo, kYes };
+
 struct Entry {
   CheckerFactory make;
   DefaultUse use;
+  Symptoms sees;  // what it can see of an injected bug (harness/scenario/symptom.h)
+  // The kind of the tensors its findings name (`lockstep repro` dumps them), if it names any.
+  std::optional<TensorKind> tensors;
+  InBand in_band;
+  // How a launch ends that it judges whatever `checks:` lists (ChecksFor), if any.
+  std::optional<LaunchEnding> judges_ending;
+  std::vector<Companion> companions;  // the runs besides the scenario's own it compares with
 };
 
 // The one list of checkers. Each names itself (Checker::name()), so a name is written once.
-constexpr Entry kCheckers[] = {
-    {&Make<ReplicaWeightsChecker>, DefaultUse::kAlways},
-    {&Make<SyncedGradsChecker>, DefaultUse::kAlways},
-    {&Make<OptimizerStateChecker>, DefaultUse::kAlways},
-    {&Make<BuffersChecker>, DefaultUse::kAlways},
-    {&Make<CollectiveOrderChecker>, DefaultUse::kAlways},
-    {&Make<DiscoveryCountChecker>, DefaultUse::kAlways},
-    {&Make<FiniteChecker>, DefaultUse::kAlways},
-    {&Make<HangChecker>, DefaultUse::kAlways},
-    {&Make<CrashChecker>, DefaultUse::kAlways},
-    {&Make<StartupChecker>, DefaultUse::kAlways},
-    {&Make<ReferenceChecker>, DefaultUse::kWhenComparable},
-    {&Make<DeterminismChecker>, DefaultUse::kOptIn},
-    {&Make<GoldenChecker>, DefaultUse::kOptIn},
-};
+const std::vector<Entry>& Checkers() {
+  using namespace symptom;
+  constexpr std::nullopt_t kNoTensors = std::nullopt;
+  constexpr std::nullopt_t kNoEnding = std::nullopt;
+  static const std::vector<Entry> kCheckers = {
+      {&Make<ReplicaWeightsChecker>, DefaultUse::kAlways, kReplicaWeightsDiffer, TensorKind::kParam, InBand::kYes,
+       kNoEnding, {}},
+      {&Make<SyncedGradsChecker>, DefaultUse::kAlways, kSyncedGradsDiffer, TensorKind::kGrad, InBand::kYes, kNoEnding, {}},
+      {&Make<OptimizerStateChecker>, DefaultUse::kAlways, kOptimizerStateDiffers, TensorKind::kOptimizerState,
+       InBand::kYes, kNoEnding, {}},
+      {&Make<BuffersChecker>, DefaultUse::kAlways, kBuffersDiffer, TensorKind::kBuffer, InBand::kYes, kNoEnding, {}},
+      {&Make<CollectiveOrderChecker>, DefaultUse::kAlways, kCollectivesDiffer, kNoTensors, InBand::kNo, kNoEnding, {}},
+      {&Make<DiscoveryCountChecker>, DefaultUse::kAlways, kDiscoveryRepeated, kNoTensors, InBand::kNo, kNoEnding, {}},
+      {&Make<FiniteChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      {&Make<HangChecker>, DefaultUse::kAlways, kRankHangs, kNoTensors, InBand::kNo, LaunchEnding::kHang, {}},
+      {&Make<CrashChecker>, DefaultUse::kAlways, kRankCrashes, kNoTensors, InBand::kNo, LaunchEnding::kCrash, {}},
+      {&Make<StartupChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, LaunchEnding::kStartupTimeout, {}},
+      {&Make<ConfigAgreementChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // It compares every replica's tensors with the 1-rank run's too, so it sees a lone replica.
+      {&Make<ReferenceChecker>, DefaultUse::kWhenComparable, kDriftFromCleanRun | kReplicaWeightsDiffer, kNoTensors,
+       InBand::kNo, kNoEnding, {Companion::kReference, Companion::kReferenceSplit}},
+      {&Make<DeterminismChecker>, DefaultUse::kOptIn, kNone, kNoTensors, InBand::kNo, kNoEnding, {Companion::kRepeat}},
+      {&Make<GoldenChecker>, DefaultUse::kOptIn, kDriftFromCleanRun, kNoTensors, InBand::kNo, kNoEnding, {}},
+  };
+  return kCheckers;
+}
 
 }  // namespace
 
 std::vector<std::string> CheckerNames() {
   std::vector<std::string> names;
-  for (const Entry& entry : kCheckers) names.emplace_back(entry.make()->name());
+  for (const Entry& entry : Checkers()) names.emplace_back(entry.make()->name());
   return names;
 }
 
 std::unique_ptr<Checker> MakeChecker(std::string_view name) {
-  for (const Entry& entry : kCheckers) {
+  for (const Entry& entry : Checkers()) {
     std::unique_ptr<Checker> checker = entry.make();
     if (checker->name() == name) return checker;
   }
@@ -94,6 +121,57 @@ std::vector<std::unique_ptr<Checker>> MakeCheckers(const std::vector<std::string
   return out;
 }
 
+std::optional<TensorKind> TensorKindNamedBy(std::string_view checker) {
+  for (const Entry& entry : Checkers()) {
+    if (entry.make()->name() == checker) return entry.tensors;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> InBandCheckerNames() {
+  std::vector<std::string> names;
+  for (const Entry& entry : Checkers()) {
+    if (entry.in_band == InBand::kYes) names.emplace_back(entry.make()->name());
+  }
+  return names;
+}
+
+std::optional<std::string> CheckerJudging(LaunchEnding ending) {
+  for (const Entry& entry : Checkers()) {
+    if (entry.judges_ending == ending) return std::string(entry.make()->name());
+  }
+  return std::nullopt;
+}
+
+Symptoms SymptomsSeenBy(const std::vector<std::string>& checks) {
+  Symptoms seen = symptom::kNone;
+  for (const Entry& entry : Checkers()) {
+    // A checker that judges how the launch ended runs whenever the launch ends so, listed or not.
+    const bool runs = entry.judges_ending ||
+                      std::find(checks.begin(), checks.end(), entry.make()->name()) != checks.end();
+    if (runs) seen |= entry.sees;
+  }
+  return seen;
+}
+
+std::vector<std::pair<std::string, Companion>> CompanionRuns(const std::vector<std::string>& checks) {
+  std::vector<std::pair<std::string, Companion>> runs;
+  for (const Entry& entry : Checkers()) {
+    const std::string name(entry.make()->name());
+    if (std::find(checks.begin(), checks.end(), name) == checks.end()) continue;
+    for (Companion companion : entry.companions) runs.emplace_back(name, companion);
+  }
+  return runs;
+}
+
+std::vector<std::string> CheckersSeeing(Symptoms symptoms) {
+  std::vector<std::string> names;
+  for (const Entry& entry : Checkers()) {
+    if ((entry.sees & symptoms) != 0) names.emplace_back(entry.make()->name());
+  }
+  return names;
+}
+
 std::vector<std::string> DefaultChecks(const Scenario& scenario) {
   // The 1-rank reference only means something when the N-rank run must reproduce it: dropout
   // masks and per-rank BatchNorm statistics depend on the split, and an injection changes the
@@ -101,7 +179,7 @@ std::vector<std::string> DefaultChecks(const Scenario& scenario) {
   const bool comparable = scenario.ranks > 1 && scenario.model.dropout == 0.0 &&
                           scenario.model.norm != NormKind::kBatchNorm && scenario.inject.empty();
   std::vector<std::string> checks;
-  for (const Entry& entry : kCheckers) {
+  for (const Entry& entry : Checkers()) {
     if (entry.use == DefaultUse::kAlways || (entry.use == DefaultUse::kWhenComparable && comparable)) {
       checks.emplace_back(entry.make()->name());
     }

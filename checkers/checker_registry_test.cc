@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "checkers/testing/canned_run.h"
+#include "harness/scenario/injection_kinds.h"
+#include "harness/scenario/scenario_loader.h"
 
 namespace lockstep {
 namespace {
@@ -84,6 +86,69 @@ TEST(CheckerRegistryTest, ScenarioDocsNameEveryChecker) {
   for (const std::string& checker : CheckerNames()) {
     EXPECT_NE(buffer.str().find("`" + checker + "`"), std::string::npos) << "checker " << checker;
   }
+}
+
+// No injection kind is invisible to every checker, in any mode it validates in.
+TEST(CheckerRegistryTest, EveryInjectionKindIsSeenBySomeChecker) {
+  for (const InjectionKindInfo& kind : kInjectionKinds) {
+    for (ParallelMode mode : {ParallelMode::kDdp, ParallelMode::kZero1}) {
+      EXPECT_FALSE(CheckersSeeing(SymptomsIn(kind, mode)).empty()) << kind.name << " in " << ToString(mode);
+    }
+  }
+}
+
+// The registry's "sees" and the injection table agree with the catalog: in every injection
+// scenario lockstep ships, each checker its `expect: fail` names sees that injection.
+TEST(CheckerRegistryTest, EveryExpectedCheckerOfTheCatalogSeesItsInjection) {
+  LoadOptions options;
+  options.checker_names = CheckerNames();
+  options.default_checks = DefaultChecks;
+  options.symptoms_seen_by = SymptomsSeenBy;
+  options.checkers_seeing = CheckersSeeing;
+  std::vector<Diagnostic> diagnostics;
+  Result<std::vector<Scenario>> scenarios =
+      LoadScenarios({std::string(LOCKSTEP_SOURCE_DIR) + "/scenarios/inject"}, options, &diagnostics);
+  ASSERT_TRUE(scenarios.ok()) << (diagnostics.empty() ? scenarios.status().ToString() : diagnostics[0].ToString());
+  ASSERT_GE(scenarios->size(), 40u);
+  for (const Scenario& s : *scenarios) {
+    ASSERT_EQ(s.inject.size(), 1u) << s.name;
+    const Symptoms symptoms = SymptomsIn(*FindInjectionKind(s.inject[0].kind), s.parallel.mode);
+    const std::vector<std::string> seeing = CheckersSeeing(symptoms);
+    for (const ExpectedFinding& expected : s.expect_fail) {
+      EXPECT_NE(std::find(seeing.begin(), seeing.end(), expected.checker), seeing.end())
+          << s.name << ": " << expected.checker << " is expected to see " << s.inject[0].kind;
+    }
+  }
+}
+
+// The bug class of issue 28: a zero1 shard update corrupted on one rank is copied to every replica
+// by the all-gather; the default checks of an injected scenario (no `reference`) cannot see it.
+TEST(CheckerRegistryTest, ZeroOneShardCorruptionIsSeenOnlyAgainstACleanRun) {
+  Scenario s;
+  s.ranks = 4;
+  s.parallel.mode = ParallelMode::kZero1;
+  s.inject.push_back(Injection{});
+  const Symptoms symptoms = SymptomsIn(*FindInjectionKind("wrong_grad_scale"), ParallelMode::kZero1);
+  EXPECT_EQ(SymptomsSeenBy(DefaultChecks(s)) & symptoms, symptom::kNone);
+  EXPECT_EQ(CheckersSeeing(symptoms), (std::vector<std::string>{"reference", "golden"}));
+  // Judged whatever `checks:` lists: a hang and a crash are always seen.
+  EXPECT_NE(SymptomsSeenBy({}) & symptom::kRankHangs, symptom::kNone);
+  EXPECT_NE(SymptomsSeenBy({}) & symptom::kRankCrashes, symptom::kNone);
+}
+
+TEST(CheckerRegistryTest, PropertiesReadBothWays) {
+  EXPECT_EQ(CheckerJudging(LaunchEnding::kHang), "hang");
+  EXPECT_EQ(CheckerJudging(LaunchEnding::kCrash), "crash");
+  EXPECT_EQ(CheckerJudging(LaunchEnding::kStartupTimeout), "startup");
+  EXPECT_EQ(CheckerJudging(LaunchEnding::kClean), std::nullopt);
+  EXPECT_EQ(TensorKindNamedBy("synced_grads"), TensorKind::kGrad);
+  EXPECT_EQ(TensorKindNamedBy("finite"), std::nullopt);
+  EXPECT_EQ(InBandCheckerNames(),
+            (std::vector<std::string>{"replica_weights", "synced_grads", "optimizer_state", "buffers"}));
+  using Runs = std::vector<std::pair<std::string, Companion>>;
+  EXPECT_EQ(CompanionRuns({"determinism", "finite", "reference"}),
+            (Runs{{"reference", Companion::kReference}, {"reference", Companion::kReferenceSplit},
+                  {"determinism", Companion::kRepeat}}));
 }
 
 }  // namespace

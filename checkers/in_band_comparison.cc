@@ -27,7 +27,7 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 }  // namespace
 
 const std::vector<std::string>& InBandCheckers() {
-  static const std::vector<std::string> names = {"replica_weights", "synced_grads", "optimizer_state", "buffers"};
+  static const std::vector<std::string> names = InBandCheckerNames();
   return names;
 }
 

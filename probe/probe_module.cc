@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "harness/core/build_info.h"
+#include "harness/core/cuda_driver_version.h"
 #include "harness/core/lifeline.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_log.h"
 #include "harness/trace/tensor_digest.h"
 #include "harness/trace/trace_writer.h"
+#include "harness/trace/world_settings.h"
 #include "probe/probe_session.h"
 #include "probe/recording_process_group.h"
 
@@ -90,6 +92,10 @@ std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dic
   header.scenario_id = h["scenario_id"].cast<std::string>();
   header.versions = BuildInfoMap();
   for (const auto& [k, v] : h["versions"].cast<py::dict>()) header.versions[k.cast<std::string>()] = v.cast<std::string>();
+  header.versions["cuda_driver"] = CudaDriverVersion();
+  // Read here, after the program's own os.environ changes (which Python passes to the C
+  // environment), from the same list lockstep-rank records.
+  header.environment = RecordedEnvironment();
   Result<std::shared_ptr<ProbeSession>> session = ProbeSession::Open(path, header);
   ThrowIfError(session.status());
   // Every discovery call of this process from now on, and those recorded before, into the trace.

@@ -8,6 +8,5 @@
 namespace lockstep {
 
 std::string_view ChartJsSource();
-std::string_view ChartJsOrigin();  // the file it was embedded from, for --version style output
 
 }  // namespace lockstep

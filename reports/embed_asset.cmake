@@ -1,8 +1,8 @@
 # cmake -DIN=chart.min.js -DOUT=chart_js.cc -DHEADER=reports/chart_js.h -DNAME=ChartJs -P embed_asset.cmake
 # Writes a C++ source that holds IN as a byte array (xxd -i style: no raw-string delimiter to
 # collide with, no 64 KiB string-literal limit, any bytes allowed), with `<NAME>Source()` giving
-# its text and `<NAME>Origin()` the file it came from. Runs at build time, so an edited asset or
-# a new libjs-chart.js is picked up by the next build.
+# its text. Runs at build time, so an edited asset or a new libjs-chart.js is picked up by the next
+# build.
 file(READ "${IN}" hex HEX)
 string(LENGTH "${hex}" hex_length)
 math(EXPR size "${hex_length} / 2")
@@ -20,7 +20,6 @@ ${bytes}
 }  // namespace
 
 std::string_view ${NAME}Source() { return {reinterpret_cast<const char*>(kBytes), sizeof(kBytes)}; }
-std::string_view ${NAME}Origin() { return \"${IN}\"; }
 
 }  // namespace lockstep
 ")

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkers/checker_registry.h"
 #include "reports/chart_js.h"
 #include "reports/html_assets.h"
 #include "reports/report_text.h"
@@ -45,8 +46,9 @@ std::string ScriptSafeJson(const Json& json) {
 bool ShowsTimeline(const ScenarioResult& s) {
   if (s.series.last_collectives.empty()) return false;
   if (s.outcome == Outcome::kTimeout) return true;
+  const std::optional<std::string> hang_judge = CheckerJudging(LaunchEnding::kHang);
   for (const Finding& f : s.findings) {
-    if (f.checker == "hang") return true;
+    if (f.checker == hang_judge) return true;
   }
   for (const CollectiveSummary& c : s.series.last_collectives) {
     if (!c.end_s) return true;

@@ -78,6 +78,8 @@ TEST(ExecTest, ACleanProgramPassesWithTorchrunsEnvironmentAndTheProbesOnEveryRan
   EXPECT_EQ((*Verdict(s, "replica_weights"))["outcome"], "pass");
   ASSERT_NE(Verdict(s, "reference"), nullptr);
   EXPECT_EQ((*Verdict(s, "reference"))["outcome"], "skipped");
+  ASSERT_NE(Verdict(s, "config_agreement"), nullptr);
+  EXPECT_EQ((*Verdict(s, "config_agreement"))["outcome"], "pass");
   for (int rank = 0; rank < 2; ++rank) {
     const std::string log = ReadFile(dir / "clean" / "logs" / ("rank-" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("RANK=" + std::to_string(rank) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(rank) +
@@ -571,6 +573,25 @@ INSTANTIATE_TEST_SUITE_P(Launchers, ExecSigkillTest,
                                            OrphanCase{"mpirun_startup", "mpirun", false},
                                            OrphanCase{"mpirun_mid_run", "mpirun", true}),
                          [](const ::testing::TestParamInfo<OrphanCase>& info) { return info.param.name; });
+
+// A rank whose program sets another NCCL_ALGO before it initializes: its trace header says so,
+// and config_agreement names it against the majority.
+TEST(ExecTest, ARankThatSetsADifferentNcclAlgoIsNamedByConfigAgreement) {
+  const fs::path dir = RunDir("nccl_algo");
+  ::setenv("NCCL_ALGO", "Ring", 1);  // every rank inherits it
+  const ProgramResult r =
+      Exec(3, dir, {"--name", "nccl_algo"}, {"--steps", "2", "--setting-rank", "1", "--setting", "NCCL_ALGO=Tree"});
+  ::unsetenv("NCCL_ALGO");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const nlohmann::json s = Scenario0(dir);
+  EXPECT_EQ(s["outcome"], "fail") << s.dump(2);
+  ASSERT_EQ(s["findings"].size(), 1u) << s.dump(2);
+  EXPECT_EQ(s["findings"][0]["checker"], "config_agreement");
+  EXPECT_EQ(s["findings"][0]["ranks"], nlohmann::json::array({1}));
+  EXPECT_NE(s["findings"][0]["message"].get<std::string>().find("rank 1 has \"Tree\" where ranks 0, 2 have \"Ring\""),
+            std::string::npos)
+      << s["findings"][0].dump();
+}
 
 }  // namespace
 }  // namespace lockstep

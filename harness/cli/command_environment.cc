@@ -12,6 +12,8 @@ CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std
   env.load_options.nccl_available = build.have_nccl;
   env.load_options.checker_names = CheckerNames();
   env.load_options.default_checks = DefaultChecks;
+  env.load_options.symptoms_seen_by = SymptomsSeenBy;
+  env.load_options.checkers_seeing = CheckersSeeing;
   env.out = &out;
   env.err = &err;
   env.command_line.assign(argv, argv + argc);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkers/checker_registry.h"
 #include "harness/cli/command.h"
 #include "harness/cli/flag_checks.h"
 #include "harness/launcher/launcher.h"
@@ -33,18 +34,24 @@ struct ReproFlags {
   std::vector<std::string> mpirun_args;
 };
 
-// The checkers whose findings name tensors, with the trace kind of those tensors.
-const std::vector<std::pair<std::string, TensorKind>> kTensorCheckers = {{"replica_weights", TensorKind::kParam},
-                                                                         {"synced_grads", TensorKind::kGrad},
-                                                                         {"optimizer_state", TensorKind::kOptimizerState},
-                                                                         {"buffers", TensorKind::kBuffer}};
+// "replica_weights, synced_grads, optimizer_state or buffers": the checkers whose findings name
+// tensors (the registry's), for the texts that say which findings repro prefers.
+std::string TensorCheckerList() {
+  std::vector<std::string> names;
+  for (const std::string& name : CheckerNames()) {
+    if (TensorKindNamedBy(name)) names.push_back(name);
+  }
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
+}
 
 std::optional<std::string> TensorKindOf(const Finding& f) {
   auto it = f.details.find("kind");
   if (it != f.details.end() && !it->second.empty()) return it->second;
-  for (const auto& [checker, kind] : kTensorCheckers) {
-    if (f.checker == checker) return std::string(ToString(kind));
-  }
+  if (std::optional<TensorKind> kind = TensorKindNamedBy(f.checker)) return std::string(ToString(*kind));
   return std::nullopt;
 }
 
@@ -149,8 +156,8 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
   CLI::App* cmd = app.add_subcommand(
       "repro",
       "Re-run one failing scenario of a run directory with the same scenario file and seeds, stop every rank "
-      "after the step of its first finding (a replica_weights, synced_grads, optimizer_state or buffers finding "
-      "when there is one), save the tensors that finding names on every rank under DIR/<id>/repro/tensors/ "
+      "after the step of its first finding (a " + TensorCheckerList() +
+          " finding when there is one), save the tensors that finding names on every rank under DIR/<id>/repro/tensors/ "
       "(torch.load reads them), and print an element-wise comparison across ranks: differing elements, max "
       "absolute and relative difference, first differing indices. Exit 0 the difference reproduced, 1 the "
       "re-run showed no difference, 2 bad input (no such scenario in the report, or no finding with a step), "
@@ -210,8 +217,8 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
             if (!finding->ranks.empty()) out << ", " << RankText(finding->ranks);
             if (!finding->tensor.empty()) out << ", tensor " << finding->tensor;
             out << (preferred ? " (the first tensor finding with a step)"
-                              : " (no replica_weights, synced_grads, optimizer_state or buffers finding: the first "
-                                "finding with a step; every tensor is saved)")
+                              : " (no " + TensorCheckerList() +
+                                    " finding: the first finding with a step; every tensor is saved)")
                 << "\n  " << finding->message << "\n";
 
             const std::filesystem::path file =

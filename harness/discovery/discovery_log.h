@@ -1,6 +1,7 @@
 // The process's record of its discovery calls: every call that finds devices, ranks or peers, or
 // builds a communicator (docs/CHECKERS.md#discovery_count lists which, and why each counts).
-// The recorders feed it: lockstep's own topology routine, the PMPI wrappers (pmpi_discovery.cc),
+// The recorders feed it: lockstep's own topology routine, the native recorders
+// (harness/native_recorders/: the PMPI wrappers, the CUPTI subscriber), NCCL's profiler plugin
 // and the Python probe's torch.distributed hooks. The trace writer of the process observes it,
 // so each call becomes a `discovery` record as it happens; calls made before the trace was open
 // (MPI_Init runs first) are kept and handed over when the observer is set.

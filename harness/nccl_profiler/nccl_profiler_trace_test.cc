@@ -1,5 +1,5 @@
 // The plugin's records in a rank's trace, wired as lockstep-rank wires its trace writer
-// (harness/rank/rank_program.cc): the discovery observer and a NativeCollectiveTraceWriter on the
+// (harness/rank/run_rank.cc): the discovery observer and a NativeCollectiveTraceWriter on the
 // process log, the plugin dlopened as NCCL would, then the trace read back by lockstep's reader.
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 
 #include "harness/core/compare_mode.h"
 #include "harness/core/lifeline.h"
-#include "harness/rank/rank_program.h"
+#include "harness/rank/run_rank.h"
 #include "harness/scenario/scenario.h"
 
 int main(int argc, char** argv) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -237,18 +238,9 @@ class Reader {
   template <typename T>
   Status Integer(const Json& j, const std::string& path, T* out) const {
     if (!j.is_number_integer()) return Error(path, std::string("expected an integer, got ") + TypeName(j));
-    if (j.is_number_unsigned()) {
-      const auto v = j.get<uint64_t>();
-      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return Error(path, "integer out of range");
-      *out = static_cast<T>(v);
-      return Status::Ok();
-    }
-    const auto v = j.get<int64_t>();
-    if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-        (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
-      return Error(path, "integer out of range");
-    }
-    *out = static_cast<T>(v);
+    std::optional<T> v = JsonInteger<T>(j);
+    if (!v) return Error(path, "integer out of range");
+    *out = *v;
     return Status::Ok();
   }
 

@@ -107,10 +107,8 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 // The scenario's checks, plus the checker that judges how the launch ended when it ended badly
 // (crash, hang): a run whose ranks died or hung never passes because `checks` left it out.
 std::vector<std::string> ChecksFor(std::vector<std::string> checks, const LaunchReport& launch) {
-  const char* judge = launch.ending == LaunchEnding::kCrash  ? "crash"
-                      : launch.ending == LaunchEnding::kHang ? "hang"
-                                                             : nullptr;
-  if (judge && !Contains(checks, judge)) checks.emplace_back(judge);
+  std::optional<std::string> judge = CheckerJudging(launch.ending);
+  if (judge && !Contains(checks, *judge)) checks.push_back(std::move(*judge));
   return checks;
 }
 
@@ -373,7 +371,7 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       // Some ranks never started: the other checkers have nothing to compare.
       CheckContext context{scenario, run->traces, launch};
       context.steps_without_tensors = !run->whole;
-      CheckerRun checked = RunCheckers({"startup"}, context, scenario.expect_fail);
+      CheckerRun checked = RunCheckers({*CheckerJudging(LaunchEnding::kStartupTimeout)}, context, scenario.expect_fail);
       result.findings = std::move(checked.findings);
       result.checkers = std::move(checked.verdicts);
       result.outcome = checked.expectation.outcome;
@@ -417,8 +415,8 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   std::optional<LaunchOutput> reference, reference_split, repeat;
   CheckerRunOptions check_options;
   std::string interrupted_during;  // "reference", "reference-split" or "repeat"
-  auto companion = [&](const char* checker, RankRun kind, std::optional<LaunchOutput>* out) {
-    if (!Contains(scenario.checks, checker) || interrupted_ || check_options.skip.count(checker)) return;
+  auto companion = [&](const std::string& checker, RankRun kind, std::optional<LaunchOutput>* out) {
+    if (interrupted_ || check_options.skip.count(checker)) return;
     const std::string sub = ToString(kind);
     if (!program_->Supports(kind)) {
       check_options.skip[checker] = "the rank program cannot make the " + sub + " run it needs";
@@ -448,11 +446,16 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
       if (!why.empty()) check_options.skip[std::string(checker->name())] = why;
     }
   }
-  companion("reference", RankRun::kReference, &reference);
-  // The same global batch in the N ranks' pieces: its distance to the plain reference is the
-  // rounding noise that `reference` derives its tolerance from.
-  companion("reference", RankRun::kReferenceSplit, &reference_split);
-  companion("determinism", RankRun::kRepeat, &repeat);
+  // The registry says which checker needs which run: the 1-rank reference; the same global batch
+  // in the N ranks' pieces, whose distance to the plain reference is the rounding noise that
+  // `reference` derives its tolerance from; a repeat of the run.
+  for (const auto& [checker, needed] : CompanionRuns(scenario.checks)) {
+    switch (needed) {
+      case Companion::kReference: companion(checker, RankRun::kReference, &reference); break;
+      case Companion::kReferenceSplit: companion(checker, RankRun::kReferenceSplit, &reference_split); break;
+      case Companion::kRepeat: companion(checker, RankRun::kRepeat, &repeat); break;
+    }
+  }
   if (!read_now) {
     JudgeStart start;
     start.tolerances = scenario.tolerances;

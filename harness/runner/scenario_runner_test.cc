@@ -39,6 +39,7 @@ struct FakeOutcome {
   int diverge_rank = -1;       // records another w0 from diverge_step on
   int64_t diverge_step = 0;
   std::vector<std::string> rank0_log;  // `log` records rank 0 writes after its steps
+  std::map<int, std::map<std::string, std::string>> environment;  // the header's, by rank
   LaunchEnding ending = LaunchEnding::kClean;
 };
 
@@ -59,6 +60,7 @@ class FakeLauncher : public RankLauncher {
       TraceHeader header;
       header.rank = r;
       header.world_size = spec.ranks;
+      if (outcome.environment.count(r)) header.environment = outcome.environment.at(r);
       auto writer = TraceWriter::Open(spec.trace_dir / TraceFileName(r), header);
       if (!writer.ok()) return writer.status();
       for (int64_t s = 0; outcome.write_steps && s <= outcome.steps; ++s) {
@@ -230,6 +232,32 @@ TEST_F(ScenarioRunnerTest, WithoutAScenarioFileScenarioBoundCheckersAreSkipped) 
   EXPECT_EQ(Verdict(r, "discovery_count")->outcome, Outcome::kPass);  // judges the traces' own records
   EXPECT_EQ(Verdict(r, "golden")->outcome, Outcome::kSkipped);
   EXPECT_NE(Verdict(r, "golden")->skip_reason.find("there is no scenario"), std::string::npos);
+}
+
+// config_agreement judges the headers the ranks wrote, for `run` (a scenario file) and `exec`
+// (none) alike: quiet when the ranks agree, the odd rank named when one sets NCCL_ALGO otherwise.
+TEST_F(ScenarioRunnerTest, RanksThatDisagreeAboutTheirWorldAreNamedWithOrWithoutAScenarioFile) {
+  scenario_.ranks = 3;
+  scenario_.checks = {"replica_weights", "config_agreement"};
+  for (bool no_scenario_file : {false, true}) {
+    SCOPED_TRACE(no_scenario_file ? "exec" : "run");
+    RunOptions options;
+    options.no_scenario_file = no_scenario_file;
+    launcher_.outcomes["main"].environment = {{0, {{"NCCL_ALGO", "Ring"}}}, {1, {{"NCCL_ALGO", "Ring"}}},
+                                              {2, {{"NCCL_ALGO", "Ring"}}}};
+    ScenarioResult r = Run(options);
+    EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+    EXPECT_EQ(Verdict(r, "config_agreement")->outcome, Outcome::kPass);
+    fs::remove_all(out_ / "s");
+    launcher_.outcomes["main"].environment[2] = {{"NCCL_ALGO", "Tree"}};
+    r = Run(options);
+    EXPECT_EQ(r.outcome, Outcome::kFail);
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].checker, "config_agreement");
+    EXPECT_EQ(r.findings[0].ranks, (std::vector<int>{2}));
+    EXPECT_EQ(r.findings[0].details.at("field"), "environment.NCCL_ALGO");
+    fs::remove_all(out_ / "s");
+  }
 }
 
 TEST_F(ScenarioRunnerTest, WithoutAScenarioFileNoTraceOrNoStepIsAnErrorNotAPass) {

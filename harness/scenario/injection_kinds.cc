@@ -1,5 +1,7 @@
 #include "harness/scenario/injection_kinds.h"
 
+#include <csignal>
+
 namespace lockstep {
 
 const InjectionKindInfo* FindInjectionKind(std::string_view name) {
@@ -7,6 +9,16 @@ const InjectionKindInfo* FindInjectionKind(std::string_view name) {
     if (info.name == name) return &info;
   }
   return nullptr;
+}
+
+Symptoms SymptomsIn(const InjectionKindInfo& kind, ParallelMode mode) {
+  return mode == ParallelMode::kZero1 ? kind.zero1_symptoms : kind.symptoms;
+}
+
+std::optional<int> CrashSignal(std::string_view name) {
+  if (name == "SIGSEGV" || name == "segv") return SIGSEGV;
+  if (name == "SIGKILL" || name == "kill") return SIGKILL;
+  return std::nullopt;
 }
 
 std::string_view RequirementText(InjectionRequirement requirement) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/core/name_table.h"
+#include "harness/scenario/source_location.h"
 
 namespace lockstep {
 
@@ -42,13 +43,6 @@ const char* ToString(AttentionKind v);
 const char* ToString(NormKind v);
 const char* ToString(ParallelMode v);
 const char* ToString(OptimizerKind v);
-
-// 1-based position in a scenario file; line 0 means "no position" (built in code).
-struct SourceLocation {
-  std::string file;
-  int line = 0;
-  int column = 0;
-};
 
 struct ModelSpec {
   ModelKind kind = ModelKind::kMlp;

@@ -310,11 +310,6 @@ std::vector<fs::path> FindScenarioFiles(const fs::path& dir, Loader& loader) {
 
 }  // namespace
 
-std::string Diagnostic::ToString() const {
-  if (location.line <= 0) return location.file + ": " + message;
-  return location.file + ":" + std::to_string(location.line) + ":" + std::to_string(location.column) + ": " + message;
-}
-
 std::string DefaultScenarioName(const fs::path& file) {
   const fs::path abs = Absolute(file);
   std::vector<fs::path> parts(abs.begin(), abs.end());

@@ -15,21 +15,15 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/scenario/diagnostic.h"
 #include "harness/scenario/scenario.h"
+#include "harness/scenario/symptom.h"
 
 namespace lockstep {
 
 inline constexpr std::string_view kDefaultsFileName = "lockstep.defaults.yaml";
 inline constexpr std::uintmax_t kMaxScenarioFileBytes = 1024 * 1024;
 
-// One problem in a scenario file. `location.line` is 0 when the problem is the path itself
-// (no such file, a folder without scenarios) rather than a place in a file.
-struct Diagnostic {
-  SourceLocation location;
-  std::string message;
-  // "path:line:col: message", or "path: message" without a position.
-  std::string ToString() const;
-};
 
 // What the build offers; filled by the caller (the CLI does it from build_info), so the loader
 // itself does not depend on it.
@@ -42,6 +36,11 @@ struct LoadOptions {
   // without `checks:`; unset, it has none.
   std::optional<std::vector<std::string>> checker_names;
   std::function<std::vector<std::string>(const Scenario&)> default_checks;
+  // What a scenario's checks can see, and which checkers see what (the CLI passes the registry's
+  // SymptomsSeenBy and CheckersSeeing): an injection none of whose symptoms the scenario's checks
+  // see is refused, naming the checkers that would see it. Unset: not checked.
+  std::function<Symptoms(const std::vector<std::string>& checks)> symptoms_seen_by;
+  std::function<std::vector<std::string>(Symptoms)> checkers_seeing;
 };
 
 // Loads and validates one scenario file. On failure the returned status says how many errors

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/scenario/injection_kinds.h"
+#include "harness/scenario/symptom.h"
 #include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
@@ -718,6 +719,60 @@ TEST_F(ScenarioLoaderTest, InjectionsThatWouldDoNothingAreRefused) {
               1u)
         << kind;
   }
+}
+
+// What checks see stands for the registry's here (checkers/checker_registry_test.cc pins the
+// real one): the cross-replica checks see divergent replicas, `reference` a drift from a clean run.
+LoadOptions SeeingOptions() {
+  LoadOptions options = TestOptions();
+  options.default_checks = [](const Scenario&) { return kAlwaysChecks; };  // injected: no `reference`
+  auto sees = [](const std::string& check) -> Symptoms {
+    if (check == "replica_weights") return symptom::kReplicaWeightsDiffer;
+    if (check == "synced_grads") return symptom::kSyncedGradsDiffer;
+    if (check == "reference") return symptom::kDriftFromCleanRun | symptom::kReplicaWeightsDiffer;
+    if (check == "hang") return symptom::kRankHangs;
+    return symptom::kNone;
+  };
+  options.symptoms_seen_by = [sees](const std::vector<std::string>& checks) {
+    Symptoms seen = symptom::kNone;
+    for (const std::string& c : checks) seen |= sees(c);
+    return seen;
+  };
+  options.checkers_seeing = [sees](Symptoms symptoms) {
+    std::vector<std::string> names;
+    for (const std::string& c : kTestCheckerNames) {
+      if (sees(c) & symptoms) names.push_back(c);
+    }
+    return names;
+  };
+  return options;
+}
+
+// In zero1 a corrupted shard update is copied to every replica: with the default checks (no
+// `reference` for an injected scenario) or a `checks:` list without it, nothing would see it.
+TEST_F(ScenarioLoaderTest, InjectionThatNoCheckSeesIsRefusedNamingTheCheckerThatWould) {
+  const std::string zero1 = "ranks: 4\nparallel: {mode: zero1}\n";
+  EXPECT_THAT(Errors(zero1 + "inject: [{kind: wrong_grad_scale, rank: 1, step: 3}]\n", SeeingOptions()),
+              ElementsAre("3:17: inject[0].kind: none of the default checks (the scenario sets no `checks:`) can see "
+                          "wrong_grad_scale in parallel.mode zero1, so the scenario would pass with the bug in it; "
+                          "only reference can: add it to `checks:`"));
+  EXPECT_THAT(Errors(zero1 + "checks: [replica_weights, synced_grads, hang]\n"
+                             "inject: [{kind: lr_mismatch, rank: 1, step: 3}]\n",
+                     SeeingOptions()),
+              ElementsAre("4:17: inject[0].kind: none of this scenario's checks can see lr_mismatch in parallel.mode "
+                          "zero1, so the scenario would pass with the bug in it; only reference can: add it to "
+                          "`checks:`"));
+  // Seen: `reference` listed; the same injection under ddp, where the replicas differ; a bitflip,
+  // which no all-gather repairs.
+  EXPECT_EQ(Load(zero1 + "checks: [replica_weights, reference]\ninject: [{kind: wrong_grad_scale, rank: 1, step: 3}]\n",
+                 SeeingOptions())
+                .inject.size(),
+            1u);
+  EXPECT_EQ(Load("ranks: 4\ninject: [{kind: wrong_grad_scale, rank: 1, step: 3}]\n", SeeingOptions()).inject.size(), 1u);
+  EXPECT_EQ(Load(zero1 + "inject: [{kind: bitflip, rank: 1, step: 3}]\n", SeeingOptions()).inject.size(), 1u);
+  // A hang is judged whatever `checks:` lists only where the registry says so; here `hang` is listed.
+  EXPECT_EQ(Load(zero1 + "checks: [hang]\ninject: [{kind: hang, rank: 1, step: 3}]\n", SeeingOptions()).inject.size(),
+            1u);
 }
 
 }  // namespace

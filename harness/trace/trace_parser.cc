@@ -10,8 +10,11 @@
 
 #include "harness/core/untrusted_input.h"
 #include "harness/trace/tensor_table.h"
+#include "harness/trace/trace_fields.h"
 
 namespace lockstep {
+
+namespace f = trace_field;  // the format's names
 namespace {
 
 using nlohmann::json;
@@ -68,28 +71,29 @@ std::optional<int> SchemaMajor(const std::string& schema) {
 
 TraceHeader ParseHeader(const json& j) {
   TraceHeader h;
-  h.schema = Get<std::string>(j, "schema", "");
-  h.rank = Get<int>(j, "rank", 0);
-  h.world_size = Get<int>(j, "world_size", 1);
+  h.schema = Get<std::string>(j, f::kSchema, "");
+  h.rank = Get<int>(j, f::kRank, 0);
+  h.world_size = Get<int>(j, f::kWorldSize, 1);
   // Readers size per-rank tables by it: a claim past what lockstep runs is refused here, once.
   if (h.world_size < 0 || h.world_size > kMaxWorldSize) {
     throw json::other_error::create(501, "header field world_size " + std::to_string(h.world_size) +
                                              " is out of range (0 to " + std::to_string(kMaxWorldSize) + ")", &j);
   }
-  h.local_rank = Get<int>(j, "local_rank", 0);
-  h.slice = Get<int>(j, "slice", 0);
-  h.host = Get<std::string>(j, "host", "");
-  h.pid = Get<int64_t>(j, "pid", 0);
-  h.device = Get<std::string>(j, "device", "");
-  h.backend = Get<std::string>(j, "backend", "");
-  h.scenario_id = Get<std::string>(j, "scenario_id", "");
-  h.scenario_digest = Get<std::string>(j, "scenario_digest", "");
-  h.versions = Get<std::map<std::string, std::string>>(j, "versions", {});
+  h.local_rank = Get<int>(j, f::kLocalRank, 0);
+  h.slice = Get<int>(j, f::kSlice, 0);
+  h.host = Get<std::string>(j, f::kHost, "");
+  h.pid = Get<int64_t>(j, f::kPid, 0);
+  h.device = Get<std::string>(j, f::kDevice, "");
+  h.backend = Get<std::string>(j, f::kBackend, "");
+  h.scenario_id = Get<std::string>(j, f::kScenarioId, "");
+  h.scenario_digest = Get<std::string>(j, f::kScenarioDigest, "");
+  h.versions = Get<std::map<std::string, std::string>>(j, f::kVersions, {});
+  h.environment = Get<std::map<std::string, std::string>>(j, f::kEnvironment, {});
   return h;
 }
 
 TensorKind GetKind(const json& t) {
-  const std::string kind = Get<std::string>(t, "kind", "param");
+  const std::string kind = Get<std::string>(t, f::kKind, "param");
   auto k = FromString<TensorKind>(kind);
   if (!k) throw json::other_error::create(501, "unknown tensor kind '" + kind + "'", &t);
   return *k;
@@ -99,11 +103,11 @@ TensorKind GetKind(const json& t) {
 TensorRecord ParseTensorDescription(const json& t) {
   if (!t.is_object()) throw json::type_error::create(302, "a tensor entry is not an object: " + Shown(t), &t);
   TensorRecord r;
-  r.name = Get<std::string>(t, "name", "");
+  r.name = Get<std::string>(t, f::kName, "");
   r.kind = GetKind(t);
-  r.numel = Get<int64_t>(t, "numel", 0);
-  r.dtype = Get<std::string>(t, "dtype", "");
-  r.replicated = Get<bool>(t, "replicated", true);
+  r.numel = Get<int64_t>(t, f::kNumel, 0);
+  r.dtype = Get<std::string>(t, f::kDtype, "");
+  r.replicated = Get<bool>(t, f::kReplicated, true);
   return r;
 }
 
@@ -113,11 +117,11 @@ std::vector<TensorRecord> ParseInlineTensors(const json& list) {
   tensors.reserve(list.size());
   for (const json& t : list) {
     TensorRecord r = ParseTensorDescription(t);
-    const std::string hex = Get<std::string>(t, "digest", "");
+    const std::string hex = Get<std::string>(t, f::kDigest, "");
     auto d = Digest128::FromHex(hex);
     if (!d) throw json::other_error::create(501, "bad digest '" + hex + "' for " + r.name, &t);
     r.digest = *d;
-    r.norm = GetDouble(t, "norm", 0.0);
+    r.norm = GetDouble(t, f::kNorm, 0.0);
     tensors.push_back(std::move(r));
   }
   return tensors;
@@ -125,16 +129,16 @@ std::vector<TensorRecord> ParseInlineTensors(const json& list) {
 
 CollectiveRecord ParseCollectiveBegin(const json& j) {
   CollectiveRecord c;
-  c.group = Get<std::string>(j, "group", "");
-  c.seq = Get<uint64_t>(j, "seq", 0);
-  c.op = Get<std::string>(j, "op", "");
-  c.dtype = Get<std::string>(j, "dtype", "");
-  c.count = Get<int64_t>(j, "count", 0);
-  c.root = Get<int>(j, "root", -1);
-  c.reduce = Get<std::string>(j, "reduce", "");
-  c.step = Get<int64_t>(j, "step", 0);
-  c.start_s = GetDouble(j, "start_s", 0.0);
-  if (j.contains("end_s")) c.end_s = GetDouble(j, "end_s", 0.0);
+  c.group = Get<std::string>(j, f::kGroup, "");
+  c.seq = Get<uint64_t>(j, f::kSeq, 0);
+  c.op = Get<std::string>(j, f::kOp, "");
+  c.dtype = Get<std::string>(j, f::kDtype, "");
+  c.count = Get<int64_t>(j, f::kCount, 0);
+  c.root = Get<int>(j, f::kRoot, -1);
+  c.reduce = Get<std::string>(j, f::kReduce, "");
+  c.step = Get<int64_t>(j, f::kStep, 0);
+  c.start_s = GetDouble(j, f::kStartS, 0.0);
+  if (j.contains(f::kEndS)) c.end_s = GetDouble(j, f::kEndS, 0.0);
   return c;
 }
 
@@ -157,9 +161,9 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
   if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(Where() + ": not a JSON trace record");
 
   try {
-    const std::string type = Get<std::string>(j, "type", "");
+    const std::string type = Get<std::string>(j, f::kType, "");
     if (!have_header_) {
-      if (type != "header") return InvalidArgumentError(Where() + ": not a lockstep trace (first record is not a header)");
+      if (type != f::kHeaderRecord) return InvalidArgumentError(Where() + ": not a lockstep trace (first record is not a header)");
       TraceHeader h = ParseHeader(j);
       auto major = SchemaMajor(h.schema);
       if (!major) return InvalidArgumentError(Where() + ": unknown trace schema '" + h.schema + "'");
@@ -173,21 +177,21 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       have_header_ = true;
       return std::optional<TraceRecord>(std::move(h));
     }
-    if (type == "step") {
+    if (type == f::kStepRecord) {
       StepRecord s;
-      s.step = Get<int64_t>(j, "step", 0);
-      s.loss = GetDouble(j, "loss", std::numeric_limits<double>::quiet_NaN());
-      s.grad_norm = GetDouble(j, "grad_norm", std::numeric_limits<double>::quiet_NaN());
-      s.lr = GetDouble(j, "lr", 0.0);
-      s.wall_s = GetDouble(j, "wall_s", 0.0);
+      s.step = Get<int64_t>(j, f::kStep, 0);
+      s.loss = GetDouble(j, f::kLoss, std::numeric_limits<double>::quiet_NaN());
+      s.grad_norm = GetDouble(j, f::kGradNorm, std::numeric_limits<double>::quiet_NaN());
+      s.lr = GetDouble(j, f::kLr, 0.0);
+      s.wall_s = GetDouble(j, f::kWallS, 0.0);
       if (!options_.tensors) return std::optional<TraceRecord>(std::move(s));
       // Either form in either version: a list of whole tensors (/1), or a table against the
       // current `tensors` record (/2).
-      if (auto list = j.find("tensors"); list != j.end() && list->is_array()) {
+      if (auto list = j.find(f::kTensors); list != j.end() && list->is_array()) {
         s.tensors = ParseInlineTensors(*list);
-      } else if (auto table = j.find("table"); table != j.end()) {
+      } else if (auto table = j.find(f::kTable); table != j.end()) {
         if (!table->is_string()) return InvalidArgumentError(Where() + ": field 'table' is not a string");
-        const int64_t n = Get<int64_t>(j, "n", -1);
+        const int64_t n = Get<int64_t>(j, f::kN, -1);
         if (n != static_cast<int64_t>(layout_.size())) {
           return InvalidArgumentError(Where() + ": step " + std::to_string(s.step) + " has " + std::to_string(n) +
                                       " tensors, the trace's last `tensors` record names " +
@@ -200,8 +204,8 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       }
       return std::optional<TraceRecord>(std::move(s));
     }
-    if (type == "tensors") {
-      auto list = j.find("tensors");
+    if (type == f::kTensorsRecord) {
+      auto list = j.find(f::kTensors);
       if (list == j.end() || !list->is_array()) {
         return InvalidArgumentError(Where() + ": a `tensors` record without its `tensors` list");
       }
@@ -211,37 +215,37 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       layout_ = std::move(layout);
       return std::optional<TraceRecord>();
     }
-    if (type == "collective_begin") return std::optional<TraceRecord>(ParseCollectiveBegin(j));
-    if (type == "collective_end") {
+    if (type == f::kCollectiveBeginRecord) return std::optional<TraceRecord>(ParseCollectiveBegin(j));
+    if (type == f::kCollectiveEndRecord) {
       CollectiveEndRecord e;
-      e.group = Get<std::string>(j, "group", "");
-      e.seq = Get<uint64_t>(j, "seq", 0);
-      e.end_s = GetDouble(j, "end_s", 0.0);
+      e.group = Get<std::string>(j, f::kGroup, "");
+      e.seq = Get<uint64_t>(j, f::kSeq, 0);
+      e.end_s = GetDouble(j, f::kEndS, 0.0);
       return std::optional<TraceRecord>(std::move(e));
     }
-    if (type == "discovery") {
+    if (type == f::kDiscoveryRecord) {
       DiscoveryRecord d;
-      d.call = Get<int>(j, "call", 0);
-      d.phase = Get<std::string>(j, "phase", "");
-      d.step = Get<int64_t>(j, "step", 0);
-      d.name = Get<std::string>(j, "name", kTopologyDiscovery);
-      d.where = Get<std::string>(j, "where", "");
-      d.comm = Get<std::string>(j, "comm", "");
+      d.call = Get<int>(j, f::kCall, 0);
+      d.phase = Get<std::string>(j, f::kPhase, "");
+      d.step = Get<int64_t>(j, f::kStep, 0);
+      d.name = Get<std::string>(j, f::kName, kTopologyDiscovery);
+      d.where = Get<std::string>(j, f::kWhere, "");
+      d.comm = Get<std::string>(j, f::kComm, "");
       return std::optional<TraceRecord>(std::move(d));
     }
-    if (type == "heartbeat") {
+    if (type == f::kHeartbeatRecord) {
       HeartbeatRecord h;
-      h.step = Get<int64_t>(j, "step", 0);
-      h.wall_s = GetDouble(j, "wall_s", 0.0);
+      h.step = Get<int64_t>(j, f::kStep, 0);
+      h.wall_s = GetDouble(j, f::kWallS, 0.0);
       return std::optional<TraceRecord>(h);
     }
-    if (type == "footer") {
+    if (type == f::kFooterRecord) {
       TraceFooter f;
-      f.steps_completed = Get<int64_t>(j, "steps_completed", 0);
-      f.status = Get<std::string>(j, "status", "");
+      f.steps_completed = Get<int64_t>(j, f::kStepsCompleted, 0);
+      f.status = Get<std::string>(j, f::kStatus, "");
       return std::optional<TraceRecord>(std::move(f));
     }
-    if (type == "log") return std::optional<TraceRecord>(LogRecord{Get<std::string>(j, "line", "")});
+    if (type == f::kLogRecord) return std::optional<TraceRecord>(LogRecord{Get<std::string>(j, f::kLine, "")});
     // Other record types come from a newer minor version: skipped.
     return std::optional<TraceRecord>();
   } catch (const json::exception& e) {

@@ -19,7 +19,8 @@ namespace lockstep {
 // names them once (1: every step named every tensor in JSON). Readers read both.
 inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
-inline constexpr int kTraceSchemaMinor = 0;
+// Minor 1: the header's `environment` (docs/TRACE.md).
+inline constexpr int kTraceSchemaMinor = 1;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -87,7 +88,7 @@ struct DiscoveryRecord {
 inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
-  std::string schema;    // "lockstep.trace/2.0"
+  std::string schema;    // "lockstep.trace/2.1"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
@@ -99,6 +100,9 @@ struct TraceHeader {
   std::string scenario_id;
   std::string scenario_digest;
   std::map<std::string, std::string> versions;
+  // The settings of the rank's environment that change numerics or collectives, as set there
+  // (absent: unset; harness/trace/world_settings.h lists them). Since 2.1.
+  std::map<std::string, std::string> environment;
 };
 
 struct TraceFooter {

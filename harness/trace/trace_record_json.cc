@@ -1,5 +1,7 @@
 #include "harness/trace/trace_record_json.h"
 
+#include "harness/trace/trace_fields.h"
+
 #include <cmath>
 #include <type_traits>
 #include <variant>
@@ -7,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 namespace lockstep {
+
+namespace f = trace_field;  // the format's names
 namespace {
 
 using nlohmann::ordered_json;
@@ -18,59 +22,59 @@ ordered_json Number(double v) {
 }
 
 ordered_json ToJson(const TraceHeader& h) {
-  return {{"type", "header"},       {"schema", h.schema},
-          {"rank", h.rank},         {"world_size", h.world_size},
-          {"local_rank", h.local_rank}, {"slice", h.slice},
-          {"host", h.host},         {"pid", h.pid},
-          {"device", h.device},     {"backend", h.backend},
-          {"scenario_id", h.scenario_id}, {"scenario_digest", h.scenario_digest},
-          {"versions", h.versions}};
+  return {{f::kType, f::kHeaderRecord},           {f::kSchema, h.schema},
+          {f::kRank, h.rank},                   {f::kWorldSize, h.world_size},
+          {f::kLocalRank, h.local_rank},        {f::kSlice, h.slice},
+          {f::kHost, h.host},                   {f::kPid, h.pid},
+          {f::kDevice, h.device},               {f::kBackend, h.backend},
+          {f::kScenarioId, h.scenario_id},      {f::kScenarioDigest, h.scenario_digest},
+          {f::kVersions, h.versions},           {f::kEnvironment, h.environment}};
 }
 
 ordered_json ToJson(const StepRecord& s) {
   ordered_json tensors = ordered_json::array();
   for (const TensorRecord& t : s.tensors) {
-    tensors.push_back({{"name", t.name},
-                       {"kind", ToString(t.kind)},
-                       {"digest", t.digest.ToHex()},
-                       {"numel", t.numel},
-                       {"dtype", t.dtype},
-                       {"norm", Number(t.norm)},
-                       {"replicated", t.replicated}});
+    tensors.push_back({{f::kName, t.name},
+                       {f::kKind, ToString(t.kind)},
+                       {f::kDigest, t.digest.ToHex()},
+                       {f::kNumel, t.numel},
+                       {f::kDtype, t.dtype},
+                       {f::kNorm, Number(t.norm)},
+                       {f::kReplicated, t.replicated}});
   }
-  return {{"type", "step"},          {"step", s.step},     {"loss", Number(s.loss)}, {"grad_norm", Number(s.grad_norm)},
-          {"lr", Number(s.lr)},      {"wall_s", Number(s.wall_s)}, {"tensors", std::move(tensors)}};
+  return {{f::kType, f::kStepRecord},          {f::kStep, s.step},     {f::kLoss, Number(s.loss)}, {f::kGradNorm, Number(s.grad_norm)},
+          {f::kLr, Number(s.lr)},      {f::kWallS, Number(s.wall_s)}, {f::kTensors, std::move(tensors)}};
 }
 
 ordered_json ToJson(const CollectiveRecord& c) {
-  ordered_json j = {{"type", "collective_begin"}, {"group", c.group}, {"seq", c.seq},   {"op", c.op},
-                    {"dtype", c.dtype},           {"count", c.count}, {"root", c.root}, {"reduce", c.reduce},
-                    {"step", c.step},             {"start_s", Number(c.start_s)}};
-  if (c.end_s) j["end_s"] = Number(*c.end_s);
+  ordered_json j = {{f::kType, f::kCollectiveBeginRecord}, {f::kGroup, c.group}, {f::kSeq, c.seq},   {f::kOp, c.op},
+                    {f::kDtype, c.dtype},           {f::kCount, c.count}, {f::kRoot, c.root}, {f::kReduce, c.reduce},
+                    {f::kStep, c.step},             {f::kStartS, Number(c.start_s)}};
+  if (c.end_s) j[f::kEndS] = Number(*c.end_s);
   return j;
 }
 
 ordered_json ToJson(const CollectiveEndRecord& e) {
-  return {{"type", "collective_end"}, {"group", e.group}, {"seq", e.seq}, {"end_s", Number(e.end_s)}};
+  return {{f::kType, f::kCollectiveEndRecord}, {f::kGroup, e.group}, {f::kSeq, e.seq}, {f::kEndS, Number(e.end_s)}};
 }
 
 ordered_json ToJson(const DiscoveryRecord& d) {
-  ordered_json j = {{"type", "discovery"}, {"call", d.call},   {"name", d.name.empty() ? kTopologyDiscovery : d.name},
-                    {"phase", d.phase},    {"step", d.step}};
-  if (!d.where.empty()) j["where"] = d.where;
-  if (!d.comm.empty()) j["comm"] = d.comm;
+  ordered_json j = {{f::kType, f::kDiscoveryRecord}, {f::kCall, d.call},   {f::kName, d.name.empty() ? kTopologyDiscovery : d.name},
+                    {f::kPhase, d.phase},    {f::kStep, d.step}};
+  if (!d.where.empty()) j[f::kWhere] = d.where;
+  if (!d.comm.empty()) j[f::kComm] = d.comm;
   return j;
 }
 
 ordered_json ToJson(const HeartbeatRecord& h) {
-  return {{"type", "heartbeat"}, {"step", h.step}, {"wall_s", Number(h.wall_s)}};
+  return {{f::kType, f::kHeartbeatRecord}, {f::kStep, h.step}, {f::kWallS, Number(h.wall_s)}};
 }
 
 ordered_json ToJson(const TraceFooter& f) {
-  return {{"type", "footer"}, {"steps_completed", f.steps_completed}, {"status", f.status}};
+  return {{f::kType, f::kFooterRecord}, {f::kStepsCompleted, f.steps_completed}, {f::kStatus, f.status}};
 }
 
-ordered_json ToJson(const LogRecord& l) { return {{"type", "log"}, {"line", l.line}}; }
+ordered_json ToJson(const LogRecord& l) { return {{f::kType, f::kLogRecord}, {f::kLine, l.line}}; }
 
 }  // namespace
 

@@ -12,8 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/trace/tensor_table.h"
+#include "harness/trace/trace_fields.h"
+#include "harness/trace/trace_record_json.h"
 
 namespace lockstep {
+
+namespace f = trace_field;  // the format's names
 namespace {
 
 // Appends JSON by hand for the hot records: a step with a few hundred tensors costs ~3x less than
@@ -119,24 +123,13 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::pa
   if (fd < 0) return IoError("cannot open trace " + path.string() + ": " + std::strerror(errno));
   std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path));
 
-  // The header is rare and has a nested map: nlohmann is the simpler tool here.
-  nlohmann::json j;
-  j["type"] = "header";
-  j["schema"] = CurrentTraceSchema();
-  j["rank"] = header.rank;
-  j["world_size"] = header.world_size;
-  j["local_rank"] = header.local_rank;
-  j["slice"] = header.slice;
-  j["host"] = header.host;
-  j["pid"] = header.pid;
-  j["device"] = header.device;
-  j["backend"] = header.backend;
-  j["scenario_id"] = header.scenario_id;
-  j["scenario_digest"] = header.scenario_digest;
-  j["versions"] = header.versions;
+  // The header is rare: written in the one shape `lockstep trace dump` prints it in, with this
+  // build's schema.
+  TraceHeader written = header;
+  written.schema = CurrentTraceSchema();
   {
     std::lock_guard<std::mutex> lock(writer->mu_);
-    writer->line_ = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    writer->line_ = TraceRecordToJson(written);
     writer->line_.push_back('\n');
     LOCKSTEP_RETURN_IF_ERROR(writer->Flush());
   }
@@ -188,15 +181,15 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
     // optimizer state), in the same write(2) as the step that needs them.
     JsonLine j(line_, /*append=*/true);
     j.Begin();
-    j.Field("type", "tensors");
-    j.BeginArray("tensors");
+    j.Field(f::kType, f::kTensorsRecord);
+    j.BeginArray(f::kTensors);
     for (const TensorRecord& t : step.tensors) {
       j.BeginObjectInArray();
-      j.Field("name", t.name);
-      j.Field("kind", ToString(t.kind));
-      j.Field("numel", t.numel);
-      j.Field("dtype", t.dtype);
-      j.Field("replicated", t.replicated);
+      j.Field(f::kName, t.name);
+      j.Field(f::kKind, ToString(t.kind));
+      j.Field(f::kNumel, t.numel);
+      j.Field(f::kDtype, t.dtype);
+      j.Field(f::kReplicated, t.replicated);
       j.End();
     }
     j.EndArray();
@@ -206,14 +199,14 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   }
   JsonLine j(line_, /*append=*/true);
   j.Begin();
-  j.Field("type", "step");
-  j.Field("step", step.step);
-  j.Field("loss", step.loss);
-  j.Field("grad_norm", step.grad_norm);
-  j.Field("lr", step.lr);
-  j.Field("wall_s", step.wall_s);
-  j.Field("n", static_cast<int64_t>(step.tensors.size()));
-  j.RawKey("table");
+  j.Field(f::kType, f::kStepRecord);
+  j.Field(f::kStep, step.step);
+  j.Field(f::kLoss, step.loss);
+  j.Field(f::kGradNorm, step.grad_norm);
+  j.Field(f::kLr, step.lr);
+  j.Field(f::kWallS, step.wall_s);
+  j.Field(f::kN, static_cast<int64_t>(step.tensors.size()));
+  j.RawKey(f::kTable);
   line_.push_back('"');
   AppendTensorTable(step.tensors, line_);
   line_.push_back('"');
@@ -226,17 +219,17 @@ Status TraceWriter::WriteCollectiveBegin(const CollectiveRecord& c) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "collective_begin");
-  j.Field("group", c.group);
-  j.Field("seq", c.seq);
-  j.Field("op", c.op);
-  j.Field("dtype", c.dtype);
-  j.Field("count", c.count);
-  j.Field("root", c.root);
-  j.Field("reduce", c.reduce);
-  j.Field("step", c.step);
-  j.Field("start_s", c.start_s);
-  if (c.end_s) j.Field("end_s", *c.end_s);
+  j.Field(f::kType, f::kCollectiveBeginRecord);
+  j.Field(f::kGroup, c.group);
+  j.Field(f::kSeq, c.seq);
+  j.Field(f::kOp, c.op);
+  j.Field(f::kDtype, c.dtype);
+  j.Field(f::kCount, c.count);
+  j.Field(f::kRoot, c.root);
+  j.Field(f::kReduce, c.reduce);
+  j.Field(f::kStep, c.step);
+  j.Field(f::kStartS, c.start_s);
+  if (c.end_s) j.Field(f::kEndS, *c.end_s);
   j.End();
   j.NewLine();
   return Flush();
@@ -246,10 +239,10 @@ Status TraceWriter::WriteCollectiveEnd(const std::string& group, uint64_t seq, d
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "collective_end");
-  j.Field("group", group);
-  j.Field("seq", seq);
-  j.Field("end_s", end_s);
+  j.Field(f::kType, f::kCollectiveEndRecord);
+  j.Field(f::kGroup, group);
+  j.Field(f::kSeq, seq);
+  j.Field(f::kEndS, end_s);
   j.End();
   j.NewLine();
   return Flush();
@@ -259,13 +252,13 @@ Status TraceWriter::WriteDiscovery(const DiscoveryRecord& d) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "discovery");
-  j.Field("call", d.call);
-  j.Field("name", d.name.empty() ? std::string(kTopologyDiscovery) : d.name);
-  j.Field("phase", d.phase);
-  j.Field("step", d.step);
-  if (!d.where.empty()) j.Field("where", d.where);
-  if (!d.comm.empty()) j.Field("comm", d.comm);
+  j.Field(f::kType, f::kDiscoveryRecord);
+  j.Field(f::kCall, d.call);
+  j.Field(f::kName, d.name.empty() ? std::string(kTopologyDiscovery) : d.name);
+  j.Field(f::kPhase, d.phase);
+  j.Field(f::kStep, d.step);
+  if (!d.where.empty()) j.Field(f::kWhere, d.where);
+  if (!d.comm.empty()) j.Field(f::kComm, d.comm);
   j.End();
   j.NewLine();
   return Flush();
@@ -275,9 +268,9 @@ Status TraceWriter::WriteHeartbeat(int64_t step, double wall_s) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "heartbeat");
-  j.Field("step", step);
-  j.Field("wall_s", wall_s);
+  j.Field(f::kType, f::kHeartbeatRecord);
+  j.Field(f::kStep, step);
+  j.Field(f::kWallS, wall_s);
   j.End();
   j.NewLine();
   return Flush();
@@ -287,9 +280,9 @@ Status TraceWriter::WriteFooter(const TraceFooter& footer) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "footer");
-  j.Field("steps_completed", footer.steps_completed);
-  j.Field("status", footer.status);
+  j.Field(f::kType, f::kFooterRecord);
+  j.Field(f::kStepsCompleted, footer.steps_completed);
+  j.Field(f::kStatus, footer.status);
   j.End();
   j.NewLine();
   return Flush();
@@ -299,8 +292,8 @@ Status TraceWriter::WriteLog(const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonLine j(line_);
   j.Begin();
-  j.Field("type", "log");
-  j.Field("line", text);
+  j.Field(f::kType, f::kLogRecord);
+  j.Field(f::kLine, text);
   j.End();
   j.NewLine();
   return Flush();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/core/status.h"
@@ -44,10 +45,10 @@ class FaultInjector : public TrainingHooks {
 
  private:
   // The injection of `kind` acting on this rank from its onset on (persistent bugs), or null.
-  const Injection* From(const char* kind, int64_t step) const;
+  const Injection* From(std::string_view kind, int64_t step) const;
   // ... acting on this rank exactly at its onset step (one-off events), or null.
-  const Injection* At(const char* kind, int64_t step) const;
-  bool AnyRank(const char* kind) const;
+  const Injection* At(std::string_view kind, int64_t step) const;
+  bool AnyRank(std::string_view kind) const;
 
   std::vector<Injection> mine_;   // entries naming this rank
   std::vector<Injection> all_;    // every entry (some act on all ranks)

@@ -135,6 +135,8 @@ def open_trace(torch, trace_dir=None):
                 "python_torch": str(torch.__version__),
                 "probe_torch_built": ext.TORCH_VERSION_BUILT,
                 "python": "%d.%d.%d" % sys.version_info[:3],
+                "torch_cuda": str(torch.version.cuda or "none"),
+                "torch_nccl": _nccl_version(torch),
             },
         }
         path = os.path.join(trace_dir, ext.trace_file_name(rank))
@@ -148,6 +150,15 @@ def open_trace(torch, trace_dir=None):
 
         _groups.wrap_world(torch, st.session, st.wrapped_groups)
         return st.session
+
+
+def _nccl_version(torch):
+    """The NCCL that this torch runs with ("2.27.3"), or "none" (a build without it)."""
+    try:
+        v = torch.cuda.nccl.version()
+    except Exception:  # noqa: BLE001 - a CPU-only torch raises whatever its stub raises
+        return "none"
+    return ".".join(str(part) for part in v) if isinstance(v, tuple) else str(v)
 
 
 def _fail(error):

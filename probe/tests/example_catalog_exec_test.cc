@@ -83,7 +83,8 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_manual_allreduce",         "clean_mpi_ddp",
                                            "clean_no_forward",               "clean_sparse_embedding",
                                            "forgot_divide",                  "inplace_weight_edit",
-                                           "rank0_metric_allreduce",         "rank_killed",
+                                           "nccl_algo_on_one_rank",          "rank0_metric_allreduce",
+                                           "rank_killed",
                                            "regroup_in_attention",           "split_in_forward_mpi"};
   EXPECT_EQ(names, tested);
 }
@@ -98,6 +99,7 @@ TEST(ExampleCatalogExec, CleanSparseEmbedding) { ExecCatalogEntry("clean_sparse_
 TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
+TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one_rank"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
 TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_attention"); }

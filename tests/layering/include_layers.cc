@@ -107,6 +107,53 @@ std::vector<std::string> CheckIncludeLayers(const std::vector<std::string>& orde
   return problems;
 }
 
+std::vector<IncludeEdge> ScanSystemIncludes(const fs::path& root, const std::vector<std::string>& dirs) {
+  static const std::regex kInclude(R"re(^\s*#\s*include\s*<([^>]+)>)re");
+  std::vector<IncludeEdge> edges;
+  for (const std::string& dir : dirs) {
+    if (!fs::is_directory(root / dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+      if (entry.is_regular_file() && IsSource(entry.path())) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      const std::string from = file.lexically_relative(root).generic_string();
+      const bool test = from.size() > 8 && from.compare(from.size() - 8, 8, "_test.cc") == 0;
+      if (test || from.find("/testing/") != std::string::npos || from.find("/testdata/") != std::string::npos) continue;
+      std::ifstream in(file);
+      std::string text;
+      int line = 0;
+      while (std::getline(in, text)) {
+        ++line;
+        std::smatch m;
+        if (std::regex_search(text, m, kInclude)) edges.push_back({from, line, m[1].str()});
+      }
+    }
+  }
+  return edges;
+}
+
+std::vector<std::string> CheckSystemHeaders(const std::vector<std::string>& order,
+                                            const std::vector<SystemHeaderRule>& rules,
+                                            const std::vector<IncludeEdge>& edges,
+                                            const std::vector<std::string>& allowed) {
+  std::vector<std::string> problems;
+  for (const IncludeEdge& e : edges) {
+    if (std::find(allowed.begin(), allowed.end(), e.from) != allowed.end()) continue;
+    const std::optional<std::size_t> from = LayerOf(order, e.from);
+    for (const SystemHeaderRule& rule : rules) {
+      if (e.to.compare(0, rule.prefix.size(), rule.prefix) != 0) continue;
+      const auto lowest = std::find(order.begin(), order.end(), rule.lowest);
+      if (from && lowest != order.end() && *from < static_cast<std::size_t>(lowest - order.begin())) {
+        problems.push_back(e.from + ":" + std::to_string(e.line) + ": includes <" + e.to + ">, which belongs to " +
+                           rule.lowest + "'s layer or above; " + order[*from] + " is below it");
+      }
+    }
+  }
+  return problems;
+}
+
 std::vector<std::string> SplitLayerOrder(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> order;

@@ -27,6 +27,24 @@ std::vector<IncludeEdge> ScanIncludes(const std::filesystem::path& root, const s
 std::vector<std::string> CheckIncludeLayers(const std::vector<std::string>& order,
                                             const std::vector<IncludeEdge>& edges);
 
+// A third-party header that puts the part including it in a layer: <mpi.h> and CUPTI's, NCCL's and
+// LibTorch's headers belong to what runs in a rank, never to plain data or to what computes on it.
+struct SystemHeaderRule {
+  std::string prefix;       // "mpi.h", "cupti", "torch/"
+  std::string lowest;       // the first folder of `order` that may include it ("harness/topology")
+};
+
+// Every `#include <...>` in the same files as ScanIncludes reads, tests and test data left out (a
+// test may drive a part with more than the part itself uses); `to` is the header without brackets.
+std::vector<IncludeEdge> ScanSystemIncludes(const std::filesystem::path& root, const std::vector<std::string>& dirs);
+
+// "from:line: ..." for every system include a rule puts in a layer above the including file's.
+// `allowed`: files that may, each kept with its reason where the caller lists it.
+std::vector<std::string> CheckSystemHeaders(const std::vector<std::string>& order,
+                                            const std::vector<SystemHeaderRule>& rules,
+                                            const std::vector<IncludeEdge>& edges,
+                                            const std::vector<std::string>& allowed);
+
 // Splits a space-separated list of folders ("harness/core harness/trace ...").
 std::vector<std::string> SplitLayerOrder(const std::string& text);
 

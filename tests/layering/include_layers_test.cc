@@ -22,6 +22,42 @@ TEST(IncludeLayersTest, TheTreeKeepsItsLayers) {
   EXPECT_THAT(CheckIncludeLayers(order, edges), IsEmpty());
 }
 
+// What a rank runs with (MPI, CUPTI, NCCL, LibTorch) stays out of plain data and what computes on it.
+const std::vector<SystemHeaderRule> kSystemHeaderRules = {
+    {"mpi.h", "harness/topology"}, {"cupti", "harness/topology"}, {"nccl.h", "harness/topology"},
+    {"torch/", "harness/topology"}, {"ATen/", "harness/topology"}, {"c10/", "harness/topology"},
+    {"cuda", "harness/topology"}};
+
+TEST(IncludeLayersTest, NoSystemHeaderPutsAPartAboveItsLayer) {
+  const std::vector<std::string> order = SplitLayerOrder(LOCKSTEP_LAYER_ORDER);
+  const std::vector<IncludeEdge> edges = ScanSystemIncludes(LOCKSTEP_SOURCE_DIR, {"harness", "checkers", "reports"});
+  ASSERT_GT(edges.size(), 200u);
+  // The trace's LibTorch and CUDA side (lockstep_tensor_digest, lockstep_cuda_digest: a tensor's
+  // digest, computed where the tensor is) still lives in harness/trace beside the format; its
+  // own targets keep it out of everything plain data links.
+  // And the build's description reads the MPI version macros of <mpi.h> (no MPI call).
+  const std::vector<std::string> allowed = {"harness/trace/tensor_digest.h", "harness/trace/tensor_digest.cc",
+                                            "harness/trace/dtype_name.h", "harness/trace/cuda/cuda_digest.h",
+                                            "harness/trace/cuda/digest_kernel.cu", "harness/core/build_info.cc.in"};
+  EXPECT_THAT(CheckSystemHeaders(order, kSystemHeaderRules, edges, allowed), IsEmpty());
+}
+
+// What issue 28 found: the PMPI and CUPTI recorders in harness/discovery, a plain-data folder.
+TEST(IncludeLayersTest, AnMpiOrCuptiHeaderInAPlainDataFolderFails) {
+  const std::vector<std::string> order = {"harness/core", "harness/discovery", "checkers", "harness/topology",
+                                          "harness/native_recorders"};
+  EXPECT_THAT(CheckSystemHeaders(order, kSystemHeaderRules,
+                                 {{"harness/discovery/pmpi_discovery.cc", 10, "mpi.h"},
+                                  {"harness/discovery/cupti_discovery_recorder.h", 12, "cupti_callbacks.h"},
+                                  {"harness/native_recorders/pmpi_discovery.cc", 10, "mpi.h"},
+                                  {"checkers/a.cc", 3, "vector"}},
+                                 {}),
+              ElementsAre("harness/discovery/pmpi_discovery.cc:10: includes <mpi.h>, which belongs to "
+                          "harness/topology's layer or above; harness/discovery is below it",
+                          "harness/discovery/cupti_discovery_recorder.h:12: includes <cupti_callbacks.h>, which "
+                          "belongs to harness/topology's layer or above; harness/discovery is below it"));
+}
+
 TEST(IncludeLayersTest, DownwardAndSameFolderIncludesPass) {
   EXPECT_THAT(CheckIncludeLayers(kOrder, {{"checkers/checker.h", 3, "harness/result/finding.h"},
                                           {"checkers/a.cc", 1, "checkers/checker.h"},

@@ -3,7 +3,8 @@
 // probe's), prints it, and writes the trace the probe would write, through the project's own
 // TraceWriter. On command it misbehaves as real programs do: one rank's weights drift from a
 // step on, one rank issues an extra collective, a rank dies or hangs, the program exits before
-// initializing (no trace) or never steps an optimizer (a header and no step).
+// initializing (no trace) or never steps an optimizer (a header and no step), one rank sets a
+// setting of its own (NCCL_ALGO) before it initializes.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "harness/core/lifeline.h"
 #include "harness/trace/trace_writer.h"
+#include "harness/trace/world_settings.h"
 
 namespace {
 
@@ -47,6 +49,8 @@ int main(int argc, char** argv) {
   bool no_init = false, no_step = false, ignore_lifeline = false;
   int leave_rank = -1, leave_step = 0, leave_code = 0, startup_stall_rank = -1;
   long print_bytes = 0;
+  int setting_rank = -1;
+  std::string setting;
   app.add_option("--steps", steps, "optimizer steps");
   app.add_option("--step-ms", step_ms, "time one step takes");
   app.add_option("--diverge-rank", diverge_rank, "this rank's weight differs from --diverge-step on");
@@ -59,6 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("--hang-step", hang_step);
   app.add_option("--regroup-step", regroup_step,
                  "every rank records a torch.new_group discovery call in this step (as the probe would)");
+  app.add_option("--setting-rank", setting_rank,
+                 "this rank sets --setting (NAME=VALUE) in its environment before it initializes, as a Python "
+                 "program sets os.environ before it imports torch");
+  app.add_option("--setting", setting);
   app.add_flag("--no-init", no_init, "exit 0 before initializing (no trace at all)");
   app.add_flag("--no-step", no_step, "initialize, never step an optimizer, exit cleanly");
   app.add_option("--exit-code", exit_code, "exit with this code after a clean run");
@@ -97,6 +105,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (no_init) return 0;
+  if (rank == setting_rank) {
+    const size_t eq = setting.find('=');
+    if (eq == std::string::npos) return Fail("--setting must be NAME=VALUE, got " + setting);
+    ::setenv(setting.substr(0, eq).c_str(), setting.substr(eq + 1).c_str(), 1);
+  }
 
   lockstep::TraceHeader header;
   header.rank = rank;
@@ -106,6 +119,7 @@ int main(int argc, char** argv) {
   header.device = "cpu";
   header.backend = "gloo";
   header.scenario_id = Env("LOCKSTEP_RUN_NAME");
+  header.environment = lockstep::RecordedEnvironment();  // as the probe records it
   auto writer = lockstep::TraceWriter::Open(
       std::filesystem::path(Env("LOCKSTEP_TRACE_DIR")) / lockstep::TraceFileName(rank), header,
       lockstep::TraceOpen::kNew);  // as the probe opens it

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "harness/core/exit_code.h"
 #include "harness/discovery/discovery_calls.h"
 #include "harness/scenario/internal/edit_distance.h"
 #include "harness/scenario/injection_kinds.h"
@@ -15,18 +16,23 @@
 namespace lockstep::internal {
 namespace {
 
-const NameTable<Backend>& kBackends = NamesOf<Backend>();
-const NameTable<Device>& kDevices = NamesOf<Device>();
-const NameTable<ModelKind>& kModelKinds = NamesOf<ModelKind>();
-const NameTable<AttentionKind>& kAttentionKinds = NamesOf<AttentionKind>();
-const NameTable<NormKind>& kNormKinds = NamesOf<NormKind>();
-const NameTable<ParallelMode>& kParallelModes = NamesOf<ParallelMode>();
-const NameTable<OptimizerKind>& kOptimizerKinds = NamesOf<OptimizerKind>();
-
 // Values the trainer holds as float32: a positive one must be a normal float, any one finite.
 constexpr RealRange kPositiveFloat{kMinPositiveFloat, true, kMaxFloat, true};
 constexpr RealRange kNonNegativeFloat{0, true, kMaxFloat, true};
 constexpr IntRange kNonNegativeInt{0, INT_MAX};
+// The ranges of the keys read into one member each (the rows below name them).
+constexpr IntRange kRankCount{1, kMaxRanks};
+constexpr IntRange kStepCount{1, kMaxSteps};
+constexpr IntRange kStepNumber{0, kMaxSteps};
+constexpr IntRange kLayerCount{1, kMaxLayers};
+constexpr IntRange kHiddenSize{1, kMaxHidden};
+constexpr IntRange kPositiveCount{1, kMaxCount};
+constexpr IntRange kModelDim{1, kMaxModelDim};
+constexpr IntRange kVocabSize{2, kMaxModelDim};
+constexpr RealRange kTimeout{0, false, kMaxTimeoutS, true};
+constexpr RealRange kWatchdogTimeout{kMinHangTimeoutS, true, kMaxTimeoutS, true};  // hang, start-up
+constexpr RealRange kUnitHalfOpen{0, true, 1, false};
+constexpr RealRange kBucketMb{0, false, kMaxBucketMb, true};
 
 // A checker name: one of the caller's vocabulary, or any text when it passed none.
 std::optional<std::string> ReadCheckerName(const YamlField& field, const LoadOptions& options, YamlReader& reader) {
@@ -130,42 +136,17 @@ using Self = ScenarioBuilder;
 
 const Self::Keys<Scenario>& ScenarioBuilder::TopKeys() {
   static const Keys<Scenario> kKeys = {
-      {"name", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.name, r.ReadString(f)); },
-       nullptr, /*scenario_only=*/true},
-      {"description",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.description, r.ReadString(f)); }},
-      {"ranks",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.ranks, r.ReadInt(f, IntRange{1, kMaxRanks}));
-       }},
-      {"slices",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.slices, r.ReadInt(f, IntRange{1, kMaxRanks}));
-       }},
-      {"backend",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.backend, r.ReadEnum(f, kBackends)); }},
-      {"steps",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.steps, r.ReadInt(f, IntRange{1, kMaxSteps}));
-       }},
-      {"seed",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.seed, r.ReadUnsigned(f));
-       }},
-      {"timeout_s",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.timeout_s, r.ReadReal(f, RealRange{0, false, kMaxTimeoutS, true}));
-       }},
-      {"hang_timeout_s",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.hang_timeout_s, r.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
-       }},
-      {"startup_timeout_s",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, s.startup_timeout_s, r.ReadReal(f, RealRange{kMinHangTimeoutS, true, kMaxTimeoutS, true}));
-       }},
-      {"device",
-       [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.Assign(f, r, s.device, r.ReadEnum(f, kDevices)); }},
+      {"name", &StringField<&Scenario::name>, nullptr, /*scenario_only=*/true},
+      {"description", &StringField<&Scenario::description>},
+      {"ranks", &IntField<&Scenario::ranks, kRankCount>},
+      {"slices", &IntField<&Scenario::slices, kRankCount>},
+      {"backend", &EnumField<&Scenario::backend>},
+      {"steps", &IntField<&Scenario::steps, kStepCount>},
+      {"seed", &UnsignedField<&Scenario::seed>},
+      {"timeout_s", &RealField<&Scenario::timeout_s, kTimeout>},
+      {"hang_timeout_s", &RealField<&Scenario::hang_timeout_s, kWatchdogTimeout>},
+      {"startup_timeout_s", &RealField<&Scenario::startup_timeout_s, kWatchdogTimeout>},
+      {"device", &EnumField<&Scenario::device>},
       {"model", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ModelKeys(), s.model, r); },
        [](const std::string& p, std::vector<std::string>& out) { AddPaths(ModelKeys(), p + ".", out); }},
       {"data", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, DataKeys(), s.data, r); },
@@ -192,136 +173,57 @@ const Self::Keys<Scenario>& ScenarioBuilder::TopKeys() {
 
 const Self::Keys<ModelSpec>& ScenarioBuilder::ModelKeys() {
   static const Keys<ModelSpec> kKeys = {
-      {"kind",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.kind, r.ReadEnum(f, kModelKinds));
-       }},
-      {"layers",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.layers, r.ReadInt(f, IntRange{1, kMaxLayers}));
-       }},
-      {"hidden",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.hidden, r.ReadInt(f, IntRange{1, kMaxHidden}));
-       }},
-      {"heads",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.heads, r.ReadInt(f, IntRange{1, kMaxCount}));
-       }},
-      {"seq_len",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.seq_len, r.ReadInt(f, IntRange{1, kMaxModelDim}));
-       }},
-      {"vocab",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.vocab, r.ReadInt(f, IntRange{2, kMaxModelDim}));
-       }},
-      {"input_dim",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.input_dim, r.ReadInt(f, IntRange{1, kMaxModelDim}));
-       }},
-      {"output_dim",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.output_dim, r.ReadInt(f, IntRange{1, kMaxModelDim}));
-       }},
-      {"attention",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.attention, r.ReadEnum(f, kAttentionKinds));
-       }},
-      {"norm",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.norm, r.ReadEnum(f, kNormKinds));
-       }},
-      {"dropout",
-       [](Self& b, ModelSpec& m, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, m.dropout, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
-       }},
+      {"kind", &EnumField<&ModelSpec::kind>},
+      {"layers", &IntField<&ModelSpec::layers, kLayerCount>},
+      {"hidden", &IntField<&ModelSpec::hidden, kHiddenSize>},
+      {"heads", &IntField<&ModelSpec::heads, kPositiveCount>},
+      {"seq_len", &IntField<&ModelSpec::seq_len, kModelDim>},
+      {"vocab", &IntField<&ModelSpec::vocab, kVocabSize>},
+      {"input_dim", &IntField<&ModelSpec::input_dim, kModelDim>},
+      {"output_dim", &IntField<&ModelSpec::output_dim, kModelDim>},
+      {"attention", &EnumField<&ModelSpec::attention>},
+      {"norm", &EnumField<&ModelSpec::norm>},
+      {"dropout", &RealField<&ModelSpec::dropout, kUnitHalfOpen>},
   };
   return kKeys;
 }
 
 const Self::Keys<DataSpec>& ScenarioBuilder::DataKeys() {
   static const Keys<DataSpec> kKeys = {
-      {"batch_per_rank",
-       [](Self& b, DataSpec& d, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, d.batch_per_rank, r.ReadInt(f, IntRange{1, kMaxCount}));
-       }},
+      {"batch_per_rank", &IntField<&DataSpec::batch_per_rank, kPositiveCount>},
   };
   return kKeys;
 }
 
 const Self::Keys<ParallelSpec>& ScenarioBuilder::ParallelKeys() {
   static const Keys<ParallelSpec> kKeys = {
-      {"mode",
-       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) { b.Assign(f, r, p.mode, r.ReadEnum(f, kParallelModes)); }},
-      {"bucket_mb",
-       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, p.bucket_mb, r.ReadReal(f, RealRange{0, false, kMaxBucketMb, true}));
-       }},
-      {"grad_accum",
-       [](Self& b, ParallelSpec& p, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, p.grad_accum, r.ReadInt(f, IntRange{1, kMaxCount}));
-       }},
+      {"mode", &EnumField<&ParallelSpec::mode>},
+      {"bucket_mb", &RealField<&ParallelSpec::bucket_mb, kBucketMb>},
+      {"grad_accum", &IntField<&ParallelSpec::grad_accum, kPositiveCount>},
   };
   return kKeys;
 }
 
 const Self::Keys<OptimizerSpec>& ScenarioBuilder::OptimizerKeys() {
   static const Keys<OptimizerSpec> kKeys = {
-      {"kind",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.kind, r.ReadEnum(f, kOptimizerKinds));
-       }},
-      {"lr",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.lr, r.ReadReal(f, kPositiveFloat));
-       }},
-      {"momentum",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.momentum, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
-       }},
-      {"beta1",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.beta1, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
-       }},
-      {"beta2",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.beta2, r.ReadReal(f, RealRange::HalfOpen(0, 1)));
-       }},
-      {"eps",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.eps, r.ReadReal(f, kPositiveFloat));
-       }},
-      {"weight_decay",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.weight_decay, r.ReadReal(f, kNonNegativeFloat));
-       }},
-      {"clip_grad_norm",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.clip_grad_norm, r.ReadReal(f, kNonNegativeFloat));
-       }},
-      {"warmup_steps",
-       [](Self& b, OptimizerSpec& o, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, o.warmup_steps, r.ReadInt(f, IntRange{0, kMaxSteps}));
-       }},
+      {"kind", &EnumField<&OptimizerSpec::kind>},
+      {"lr", &RealField<&OptimizerSpec::lr, kPositiveFloat>},
+      {"momentum", &RealField<&OptimizerSpec::momentum, kUnitHalfOpen>},
+      {"beta1", &RealField<&OptimizerSpec::beta1, kUnitHalfOpen>},
+      {"beta2", &RealField<&OptimizerSpec::beta2, kUnitHalfOpen>},
+      {"eps", &RealField<&OptimizerSpec::eps, kPositiveFloat>},
+      {"weight_decay", &RealField<&OptimizerSpec::weight_decay, kNonNegativeFloat>},
+      {"clip_grad_norm", &RealField<&OptimizerSpec::clip_grad_norm, kNonNegativeFloat>},
+      {"warmup_steps", &IntField<&OptimizerSpec::warmup_steps, kStepNumber>},
   };
   return kKeys;
 }
 
 const Self::Keys<Tolerances>& ScenarioBuilder::ToleranceKeys() {
   static const Keys<Tolerances> kKeys = {
-      {"reference_rtol",
-       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, t.reference_rtol, r.ReadReal(f, kNonNegativeFloat));
-       }},
-      {"reference_atol",
-       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, t.reference_atol, r.ReadReal(f, kNonNegativeFloat));
-       }},
-      {"golden_rtol",
-       [](Self& b, Tolerances& t, const YamlField& f, YamlReader& r) {
-         b.Assign(f, r, t.golden_rtol, r.ReadReal(f, kNonNegativeFloat));
-       }},
+      {"reference_rtol", &RealField<&Tolerances::reference_rtol, kNonNegativeFloat>},
+      {"reference_atol", &RealField<&Tolerances::reference_atol, kNonNegativeFloat>},
+      {"golden_rtol", &RealField<&Tolerances::golden_rtol, kNonNegativeFloat>},
   };
   return kKeys;
 }
@@ -342,7 +244,7 @@ const Self::Keys<Self::InjectEntry>& ScenarioBuilder::InjectKeys() {
       {"ranks", [](Self& b, InjectEntry& e, const YamlField& f, YamlReader& r) { b.ReadInjectRanks(e, f, true, r); }},
       {"step",
        [](Self&, InjectEntry& e, const YamlField& f, YamlReader& r) {
-         if (std::optional<int64_t> step = r.ReadInt(f, IntRange{0, kMaxSteps})) {
+         if (std::optional<int64_t> step = r.ReadInt(f, kStepNumber)) {
            e.injection.step = *step;
            e.info.step_at = r.LocationOf(f);
          }
@@ -372,7 +274,7 @@ const Self::Keys<Scenario>& ScenarioBuilder::ExpectKeys() {
          r.ForEachEntry(f, {}, /*pass_unknown=*/true, [&](const YamlField& call) {
            if (FindDiscoveryCall(call.name) == nullptr) {
              r.Error(r.Locate(call.key.Mark()), call.path + ": " + UnknownDiscoveryCallMessage(call.name));
-           } else if (std::optional<int64_t> times = r.ReadInt(call, IntRange{1, kMaxCount})) {
+           } else if (std::optional<int64_t> times = r.ReadInt(call, kPositiveCount)) {
              s.discovery_allowed[call.name] = static_cast<int>(*times);
            }
          });
@@ -380,7 +282,7 @@ const Self::Keys<Scenario>& ScenarioBuilder::ExpectKeys() {
       // Before calls had names: how many times lockstep-rank's topology discovery may run.
       {"discovery_calls",
        [](Self&, Scenario& s, const YamlField& f, YamlReader& r) {
-         if (std::optional<int64_t> n = r.ReadInt(f, IntRange{1, kMaxCount})) {
+         if (std::optional<int64_t> n = r.ReadInt(f, kPositiveCount)) {
            s.discovery_allowed[kTopologyDiscovery] = static_cast<int>(*n);
          }
        }},
@@ -400,7 +302,7 @@ const Self::Keys<Self::ExpectEntry>& ScenarioBuilder::ExpectFailKeys() {
        }},
       {"step",
        [](Self&, ExpectEntry& e, const YamlField& f, YamlReader& r) {
-         if (std::optional<int64_t> step = r.ReadInt(f, IntRange{0, kMaxSteps})) {
+         if (std::optional<int64_t> step = r.ReadInt(f, kStepNumber)) {
            e.expected.step = *step;
            e.info.step_at = r.LocationOf(f);
          }
@@ -658,17 +560,17 @@ void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& i
                                            YamlReader& reader) {
   const std::string& kind = injection.kind;
   if (s.parallel.mode == ParallelMode::kZero1 && !Rejected("parallel.mode")) {
-    if (kind == "no_sync_off_by_one") {
+    if (kind == injection_kind::kNoSyncOffByOne) {
       reader.Error(info.kind_at, info.path + ".kind: no_sync_off_by_one has no effect in parallel.mode zero1: zero1 "
                                              "reduce-scatters once after the last micro-step, there is no no_sync "
                                              "window to get wrong (use parallel.mode: ddp)");
-    } else if (kind == "wrong_grad_scale" && s.optimizer.kind == OptimizerKind::kAdamW &&
+    } else if (kind == injection_kind::kWrongGradScale && s.optimizer.kind == OptimizerKind::kAdamW &&
                !Rejected("optimizer.kind")) {
       reader.Error(info.kind_at, info.path + ".kind: wrong_grad_scale has no observable effect in parallel.mode "
                                              "zero1 with optimizer adamw: Adam's update does not depend on the "
                                              "gradient's scale (up to eps), and the all-gather keeps the replicas "
                                              "identical (use optimizer sgd, or parallel.mode: ddp)");
-    } else if (kind == "nondeterministic_reduce") {
+    } else if (kind == injection_kind::kNondeterministicReduce) {
       reader.Error(info.kind_at, info.path + ".kind: nondeterministic_reduce has no observable effect in "
                                              "parallel.mode zero1: the reordered sum changes only this rank's shard, "
                                              "by rounding, and the all-gather copies it to every replica, so no "
@@ -676,47 +578,75 @@ void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& i
                                              "(use parallel.mode: ddp)");
     }
   }
-  if (kind == "stale_grad" && injection.step < 2 && info.step_at) {
+  if (kind == injection_kind::kStaleGrad && injection.step < 2 && info.step_at) {
     reader.Error(*info.step_at, info.path + ".step: stale_grad needs step >= 2: at step " +
                                     std::to_string(injection.step) + " there is no previous gradient to re-apply");
-  } else if (kind == "stale_grad" && injection.step < 2) {
+  } else if (kind == injection_kind::kStaleGrad && injection.step < 2) {
     reader.Error(info.kind_at, info.path + ".kind: stale_grad needs step >= 2 (the default onset is 1): at step 1 "
                                            "there is no previous gradient to re-apply");
   }
-  if (info.tensor_at && kind != "bitflip") {
+  if (info.tensor_at && kind != injection_kind::kBitflip) {
     reader.Error(*info.tensor_at, info.path + ".tensor: " + kind +
                                       " does not act on chosen tensors; `tensor` applies to bitflip only");
   }
-  // Kind-specific parameters: (name, smallest, largest) as integers, or a closed word list.
+  // Kind-specific parameters (kInjectionParams says which kind takes which): integers in a range,
+  // or a closed word list.
   for (const auto& [name, at] : info.param_at) {
     const std::string& value = injection.params.at(name);
     const std::string where = info.path + "." + name;
-    if (kind == "bitflip" && (name == "bit" || name == "index")) {
-      const int64_t max = name == "bit" ? 31 : INT64_MAX;
+    const bool takes = std::any_of(kInjectionParams.begin(), kInjectionParams.end(), [&](const InjectionParamRule& r) {
+      return r.kind == kind && r.param == name;
+    });
+    if (!takes) {
+      std::string taken;
+      for (const InjectionParamRule& r : kInjectionParams) {
+        if (r.kind != kind) continue;
+        taken += std::string(taken.empty() ? "" : r.one_of ? " or " : " and ") + "`" + std::string(r.param) + "`";
+      }
+      reader.Error(at, where + ": unknown parameter: " + kind + " " +
+                           (taken.empty() ? "takes no parameters" : "takes only " + taken));
+    } else if (name == injection_param::kBit || name == injection_param::kIndex) {
+      const int64_t max = name == injection_param::kBit ? 31 : INT64_MAX;
       std::optional<int64_t> v = ParseWholeInt(value);
       if (!v || *v < 0 || *v > max) {
-        reader.Error(at, where + ": must be an integer in [0, " + (name == "bit" ? "31" : "2^63-1") +
+        reader.Error(at, where + ": must be an integer in [0, " + (name == injection_param::kBit ? "31" : "2^63-1") +
                              "] (bitflip flips one bit of one float32 element), got " + Quote(value));
       }
-    } else if (kind == "crash" && name == "exit_code") {
+    } else if (name == injection_param::kExitCode) {
       std::optional<int64_t> v = ParseWholeInt(value);
-      if (!v || *v < kMinCrashExitCode || *v > kMaxCrashExitCode || *v == 2 || *v == 3) {
-        reader.Error(at, where + ": must be an integer in [1, 255] other than 2 and 3 (lockstep's own usage and "
-                                 "harness-error codes, which would read as a harness error), got " + Quote(value));
-      } else if (injection.params.count("signal")) {
+      const int usage = ToInt(ExitCode::kUsageError), harness = ToInt(ExitCode::kHarnessError);
+      if (!v || *v < kMinCrashExitCode || *v > kMaxCrashExitCode || *v == usage || *v == harness) {
+        reader.Error(at, where + ": must be an integer in [1, 255] other than " + std::to_string(usage) + " and " +
+                             std::to_string(harness) + " (lockstep's own usage and harness-error codes, which would "
+                             "read as a harness error), got " + Quote(value));
+      } else if (injection.params.count(std::string(injection_param::kSignal))) {
         reader.Error(at, where + ": give either `signal` or `exit_code`: a rank that raises a signal exits with no code");
       }
-    } else if (kind == "crash" && name == "signal") {
-      if (value != "SIGSEGV" && value != "segv" && value != "SIGKILL" && value != "kill") {
-        reader.Error(at, where + ": must be SIGSEGV or SIGKILL, got " + Quote(value));
-      }
-    } else {
-      const std::string takes = kind == "bitflip" ? "takes only `bit` and `index`"
-                                : kind == "crash" ? "takes only `signal` or `exit_code`"
-                                                  : "takes no parameters";
-      reader.Error(at, where + ": unknown parameter: " + kind + " " + takes);
+    } else if (name == injection_param::kSignal) {
+      if (!CrashSignal(value)) reader.Error(at, where + ": must be SIGSEGV or SIGKILL, got " + Quote(value));
     }
   }
+}
+
+// An injection must be visible to a check the scenario runs, or the scenario passes with the bug
+// in it: in zero1 a corrupted shard update is copied to every replica, and only `reference`
+// (opt-in there) sees it (docs/SCENARIOS.md#inject).
+void ScenarioBuilder::CheckInjectionSeen(const Scenario& s, const Injection& injection, const InjectionKindInfo& kind,
+                                         const EntryInfo& info, YamlReader& reader) {
+  const bool checks_known = checks_set_ || static_cast<bool>(options_.default_checks);
+  if (!checks_known || Rejected("checks") || Rejected("parallel.mode") || !options_.symptoms_seen_by ||
+      !options_.checkers_seeing) {
+    return;
+  }
+  const Symptoms symptoms = SymptomsIn(kind, s.parallel.mode);
+  if ((options_.symptoms_seen_by(s.checks) & symptoms) != 0) return;
+  std::string would;
+  for (const std::string& name : options_.checkers_seeing(symptoms)) would += (would.empty() ? "" : ", ") + name;
+  const std::string whose = checks_set_ ? "this scenario's checks" : "the default checks (the scenario sets no `checks:`)";
+  reader.Error(info.kind_at, info.path + ".kind: none of " + whose + " can see " + injection.kind +
+                                 " in parallel.mode " + ToString(s.parallel.mode) + ", so the scenario would pass " +
+                                 "with the bug in it; only " + (would.empty() ? "no checker" : would) +
+                                 " can: add it to `checks:`");
 }
 
 void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
@@ -774,6 +704,7 @@ void ScenarioBuilder::CheckEntries(const Scenario& s, YamlReader& reader) {
                                      std::string(RequirementText(kind->requirement)) + ", but " + detail);
     }
     CheckInjectionEffect(s, injection, info, reader);
+    CheckInjectionSeen(s, injection, *kind, info, reader);
   }
   for (std::size_t i = 0; i < s.expect_fail.size(); ++i) {
     const EntryInfo& info = expect_info_[i];

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/internal/yaml_reader.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/scenario_loader.h"
@@ -149,6 +150,40 @@ class ScenarioBuilder {
     set_at_[field.path] = reader.LocationOf(field);
   }
 
+  // The row of a key read into one member of its mapping (most keys): the member and, for a
+  // number, its range make the row (`{"ranks", &IntField<&Scenario::ranks, kRankCount>}`); an
+  // enum's names are its NamesOf table.
+  template <typename M>
+  struct MemberOf;
+  template <typename C, typename T>
+  struct MemberOf<T C::*> {
+    using Class = C;
+    using Type = T;
+  };
+  template <auto Member>
+  using ClassOf = typename MemberOf<decltype(Member)>::Class;
+
+  template <auto Member, const IntRange& Range>
+  static void IntField(ScenarioBuilder& b, ClassOf<Member>& t, const YamlField& f, YamlReader& r) {
+    b.Assign(f, r, t.*Member, r.ReadInt(f, Range));
+  }
+  template <auto Member, const RealRange& Range>
+  static void RealField(ScenarioBuilder& b, ClassOf<Member>& t, const YamlField& f, YamlReader& r) {
+    b.Assign(f, r, t.*Member, r.ReadReal(f, Range));
+  }
+  template <auto Member>
+  static void EnumField(ScenarioBuilder& b, ClassOf<Member>& t, const YamlField& f, YamlReader& r) {
+    b.Assign(f, r, t.*Member, r.ReadEnum(f, NamesOf<typename MemberOf<decltype(Member)>::Type>()));
+  }
+  template <auto Member>
+  static void StringField(ScenarioBuilder& b, ClassOf<Member>& t, const YamlField& f, YamlReader& r) {
+    b.Assign(f, r, t.*Member, r.ReadString(f));
+  }
+  template <auto Member>
+  static void UnsignedField(ScenarioBuilder& b, ClassOf<Member>& t, const YamlField& f, YamlReader& r) {
+    b.Assign(f, r, t.*Member, r.ReadUnsigned(f));
+  }
+
   void ApplyChecks(const YamlField& field, YamlReader& reader);
   void ApplyInject(const YamlField& field, YamlReader& reader);
   void ApplyExpectFail(const YamlField& field, YamlReader& reader);
@@ -167,6 +202,8 @@ class ScenarioBuilder {
   void CheckEntries(const Scenario& s, YamlReader& reader);
   void CheckInjectionEffect(const Scenario& s, const Injection& injection, const EntryInfo& info,
                             YamlReader& reader);
+  void CheckInjectionSeen(const Scenario& s, const Injection& injection, const InjectionKindInfo& kind,
+                          const EntryInfo& info, YamlReader& reader);
 
   LoadOptions options_;
   LayerKind layer_ = LayerKind::kScenario;  // of the document Apply reads

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario/internal/edit_distance.h"
+#include "harness/scenario/scenario_loader.h"
 
 namespace lockstep::internal {
 namespace {

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "harness/scenario/diagnostic.h"
 #include "harness/scenario/internal/source_text.h"
 #include "harness/scenario/scenario.h"
-#include "harness/scenario/scenario_loader.h"
 
 namespace lockstep::internal {
 

@@ -1,7 +1,7 @@
 // The CUPTI recorder's logic, driven through its CUpti_CallbackFunc with the callback sequences
 // CUPTI delivers (API_ENTER, then API_EXIT with the return value), read back through an observer
 // on the process's discovery log. No driver, no libcupti: only CUPTI's headers.
-#include "harness/discovery/cupti_discovery_recorder.h"
+#include "harness/native_recorders/cupti_discovery_recorder.h"
 
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>

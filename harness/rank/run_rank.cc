@@ -1,4 +1,4 @@
-#include "harness/rank/rank_program.h"
+#include "harness/rank/run_rank.h"
 
 #include <unistd.h>
 
@@ -17,15 +17,18 @@
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/core/build_info.h"
+#include "harness/core/cuda_driver_version.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
+#include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/topology/topology.h"
 #include "harness/trace/digest.h"
 #include "harness/trace/trace_writer.h"
+#include "harness/trace/world_settings.h"
 #include "harness/trainer/fault_injector.h"
 #include "harness/trainer/trainer.h"
 
@@ -191,6 +194,8 @@ class Rank {
                                            : options_.reference     ? "#reference"
                                                                     : "");
     header.versions = BuildInfoMap();
+    header.versions["cuda_driver"] = CudaDriverVersion();
+    header.environment = RecordedEnvironment();
     LOCKSTEP_ASSIGN_OR_RETURN(header.scenario_digest, ScenarioFileDigest(options_.scenario_file));
     LOCKSTEP_ASSIGN_OR_RETURN(writer_, TraceWriter::Open(options_.trace_dir / TraceFileName(rank_), header));
     recorder_ = std::make_unique<StepRecorder>(writer_.get());
@@ -219,7 +224,9 @@ class Rank {
     if (scenario_.backend != Backend::kMpi) return;
     Result<std::shared_ptr<MpiSession>> mpi = MpiSession::Acquire();
     Status split = mpi.ok() ? mpi.value()->SplitSelf() : mpi.status();
-    if (!split.ok() && discovery_error_.ok()) discovery_error_ = split.WithContext("double_discovery");
+    if (!split.ok() && discovery_error_.ok()) {
+      discovery_error_ = split.WithContext(std::string(injection_kind::kDoubleDiscovery));
+    }
   }
 
   Status Record(int64_t step, const StepStats* stats) {

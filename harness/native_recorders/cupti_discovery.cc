@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/discovery/cupti_discovery_recorder.h"
+#include "harness/native_recorders/cupti_discovery_recorder.h"
 
 namespace lockstep {
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/discovery/cupti_discovery_recorder.h"
+#include "harness/native_recorders/cupti_discovery_recorder.h"
 
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>

@@ -1,0 +1,99 @@
+#include "checkers/config_agreement_checker.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/trace/trace_fields.h"
+
+namespace lockstep {
+namespace {
+
+constexpr const char* kUnset = "(unset)";
+
+// A field of the header and every rank's value of it (index = rank; absent ranks left out).
+struct Field {
+  std::string name;  // "backend", "versions.nccl", "environment.NCCL_ALGO"
+  std::vector<std::pair<int, std::string>> values;
+};
+
+// The fields to compare, in a stable order: the scalars, then each map's keys as any rank has them.
+std::vector<Field> FieldsOf(const std::vector<RankTrace>& traces) {
+  std::vector<const RankTrace*> present;
+  for (const RankTrace& t : traces) {
+    if (!t.missing) present.push_back(&t);
+  }
+  std::vector<Field> fields;
+  auto scalar = [&](const char* name, auto value_of) {
+    Field f{name, {}};
+    for (const RankTrace* t : present) f.values.emplace_back(t->header.rank, value_of(t->header));
+    fields.push_back(std::move(f));
+  };
+  scalar(trace_field::kBackend, [](const TraceHeader& h) { return h.backend; });
+  scalar(trace_field::kWorldSize, [](const TraceHeader& h) { return std::to_string(h.world_size); });
+  auto map = [&](const char* prefix, std::map<std::string, std::string> TraceHeader::*member) {
+    std::map<std::string, Field> by_key;
+    for (const RankTrace* t : present) {
+      for (const auto& [key, value] : t->header.*member) by_key.emplace(key, Field{std::string(prefix) + "." + key, {}});
+    }
+    for (auto& [key, f] : by_key) {
+      for (const RankTrace* t : present) {
+        const auto& values = t->header.*member;
+        auto it = values.find(key);
+        f.values.emplace_back(t->header.rank, it == values.end() ? kUnset : it->second);
+      }
+      fields.push_back(std::move(f));
+    }
+  };
+  map(trace_field::kVersions, &TraceHeader::versions);
+  map(trace_field::kEnvironment, &TraceHeader::environment);
+  return fields;
+}
+
+std::string RanksText(const std::vector<int>& ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+}  // namespace
+
+std::vector<Finding> ConfigAgreementChecker::Check(const CheckContext& context) const {
+  std::vector<Finding> findings;
+  for (const Field& field : FieldsOf(context.traces)) {
+    // Each value with the ranks that hold it, in the order of the lowest rank holding it.
+    std::vector<std::pair<std::string, std::vector<int>>> groups;
+    for (const auto& [rank, value] : field.values) {
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
+      if (it == groups.end()) groups.push_back({value, {rank}});
+      else it->second.push_back(rank);
+    }
+    if (groups.size() < 2) continue;
+    // The majority; max_element keeps the first of equals, the one of the lowest rank.
+    const auto majority = std::max_element(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    Finding f;
+    f.checker = std::string(name());
+    f.message = field.name + " differs across ranks before step 1: ";
+    bool first = true;
+    for (const auto& [value, ranks] : groups) {
+      if (&value == &majority->first) continue;
+      f.ranks.insert(f.ranks.end(), ranks.begin(), ranks.end());
+      f.message += std::string(first ? "" : "; ") + RanksText(ranks) + (ranks.size() == 1 ? " has " : " have ") +
+                   "\"" + value + "\"";
+      first = false;
+    }
+    f.message += " where " + RanksText(majority->second) + (majority->second.size() == 1 ? " has " : " have ") + "\"" +
+                 majority->first + "\"";
+    std::sort(f.ranks.begin(), f.ranks.end());
+    f.details["field"] = field.name;
+    f.details["majority"] = majority->first;
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace lockstep

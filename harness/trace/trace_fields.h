@@ -1,0 +1,77 @@
+// The trace format's names (docs/TRACE.md), each written once: the writer, the parser and the
+// JSON shape `lockstep trace dump` prints all take them from here, as report.json's writer and
+// reader take theirs from run_result_json.cc's `key::` constants.
+#pragma once
+
+namespace lockstep::trace_field {
+
+// Every record's `type`, and its values.
+inline constexpr const char* kType = "type";
+inline constexpr const char* kHeaderRecord = "header";
+inline constexpr const char* kTensorsRecord = "tensors";
+inline constexpr const char* kStepRecord = "step";
+inline constexpr const char* kCollectiveBeginRecord = "collective_begin";
+inline constexpr const char* kCollectiveEndRecord = "collective_end";
+inline constexpr const char* kDiscoveryRecord = "discovery";
+inline constexpr const char* kHeartbeatRecord = "heartbeat";
+inline constexpr const char* kFooterRecord = "footer";
+inline constexpr const char* kLogRecord = "log";
+
+// The header.
+inline constexpr const char* kSchema = "schema";
+inline constexpr const char* kRank = "rank";
+inline constexpr const char* kWorldSize = "world_size";
+inline constexpr const char* kLocalRank = "local_rank";
+inline constexpr const char* kSlice = "slice";
+inline constexpr const char* kHost = "host";
+inline constexpr const char* kPid = "pid";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kBackend = "backend";
+inline constexpr const char* kScenarioId = "scenario_id";
+inline constexpr const char* kScenarioDigest = "scenario_digest";
+inline constexpr const char* kVersions = "versions";
+
+// Added in 2.1: the header's settings that change numerics or collectives (world_settings.h).
+inline constexpr const char* kEnvironment = "environment";
+
+// A tensor: in a `tensors` record (name, kind, numel, dtype, replicated) and in /1's steps (also digest, norm).
+inline constexpr const char* kTensors = "tensors";
+inline constexpr const char* kName = "name";
+inline constexpr const char* kKind = "kind";
+inline constexpr const char* kNumel = "numel";
+inline constexpr const char* kDtype = "dtype";
+inline constexpr const char* kReplicated = "replicated";
+inline constexpr const char* kDigest = "digest";
+inline constexpr const char* kNorm = "norm";
+
+// A step: its scalars, and /2's packed table of `n` tensors.
+inline constexpr const char* kStep = "step";
+inline constexpr const char* kLoss = "loss";
+inline constexpr const char* kGradNorm = "grad_norm";
+inline constexpr const char* kLr = "lr";
+inline constexpr const char* kWallS = "wall_s";
+inline constexpr const char* kN = "n";
+inline constexpr const char* kTable = "table";
+
+// A collective's begin and end.
+inline constexpr const char* kGroup = "group";
+inline constexpr const char* kSeq = "seq";
+inline constexpr const char* kOp = "op";
+inline constexpr const char* kCount = "count";
+inline constexpr const char* kRoot = "root";
+inline constexpr const char* kReduce = "reduce";
+inline constexpr const char* kStartS = "start_s";
+inline constexpr const char* kEndS = "end_s";
+
+// A discovery call.
+inline constexpr const char* kCall = "call";
+inline constexpr const char* kPhase = "phase";
+inline constexpr const char* kWhere = "where";
+inline constexpr const char* kComm = "comm";
+
+// The footer and a log line.
+inline constexpr const char* kStepsCompleted = "steps_completed";
+inline constexpr const char* kStatus = "status";
+inline constexpr const char* kLine = "line";
+
+}  // namespace lockstep::trace_field
