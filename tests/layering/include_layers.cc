@@ -63,8 +63,13 @@ std::vector<std::string> FindCycles(const std::vector<IncludeEdge>& edges) {
 
 }  // namespace
 
-std::vector<IncludeEdge> ScanIncludes(const fs::path& root, const std::vector<std::string>& dirs) {
-  static const std::regex kInclude(R"re(^\s*#\s*include\s*"([^"]+)")re");
+namespace {
+
+// Every line of the sources under `dirs` (sorted, for stable messages) that `include` matches, as
+// an edge from the file to the regex's first group. `skip_tests` leaves out *_test.cc files and
+// the testing/ and testdata/ folders.
+std::vector<IncludeEdge> ScanMatches(const fs::path& root, const std::vector<std::string>& dirs,
+                                     const std::regex& include, bool skip_tests) {
   std::vector<IncludeEdge> edges;
   for (const std::string& dir : dirs) {
     if (!fs::is_directory(root / dir)) continue;
@@ -74,18 +79,30 @@ std::vector<IncludeEdge> ScanIncludes(const fs::path& root, const std::vector<st
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
+      const std::string from = file.lexically_relative(root).generic_string();
+      const bool test = from.size() > 8 && from.compare(from.size() - 8, 8, "_test.cc") == 0;
+      if (skip_tests && (test || from.find("/testing/") != std::string::npos ||
+                         from.find("/testdata/") != std::string::npos)) {
+        continue;
+      }
       std::ifstream in(file);
       std::string text;
       int line = 0;
-      const std::string from = file.lexically_relative(root).generic_string();
       while (std::getline(in, text)) {
         ++line;
         std::smatch m;
-        if (std::regex_search(text, m, kInclude)) edges.push_back({from, line, m[1].str()});
+        if (std::regex_search(text, m, include)) edges.push_back({from, line, m[1].str()});
       }
     }
   }
   return edges;
+}
+
+}  // namespace
+
+std::vector<IncludeEdge> ScanIncludes(const fs::path& root, const std::vector<std::string>& dirs) {
+  static const std::regex kInclude(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  return ScanMatches(root, dirs, kInclude, /*skip_tests=*/false);
 }
 
 std::vector<std::string> CheckIncludeLayers(const std::vector<std::string>& order,
@@ -108,30 +125,9 @@ std::vector<std::string> CheckIncludeLayers(const std::vector<std::string>& orde
 }
 
 std::vector<IncludeEdge> ScanSystemIncludes(const fs::path& root, const std::vector<std::string>& dirs) {
+  // Only the parts' own files are held to the rule: tests and their helpers are left out.
   static const std::regex kInclude(R"re(^\s*#\s*include\s*<([^>]+)>)re");
-  std::vector<IncludeEdge> edges;
-  for (const std::string& dir : dirs) {
-    if (!fs::is_directory(root / dir)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
-      if (entry.is_regular_file() && IsSource(entry.path())) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      const std::string from = file.lexically_relative(root).generic_string();
-      const bool test = from.size() > 8 && from.compare(from.size() - 8, 8, "_test.cc") == 0;
-      if (test || from.find("/testing/") != std::string::npos || from.find("/testdata/") != std::string::npos) continue;
-      std::ifstream in(file);
-      std::string text;
-      int line = 0;
-      while (std::getline(in, text)) {
-        ++line;
-        std::smatch m;
-        if (std::regex_search(text, m, kInclude)) edges.push_back({from, line, m[1].str()});
-      }
-    }
-  }
-  return edges;
+  return ScanMatches(root, dirs, kInclude, /*skip_tests=*/true);
 }
 
 std::vector<std::string> CheckSystemHeaders(const std::vector<std::string>& order,
