@@ -594,8 +594,10 @@ void ScenarioBuilder::CheckInjectionEffect(const Scenario& s, const Injection& i
   for (const auto& [name, at] : info.param_at) {
     const std::string& value = injection.params.at(name);
     const std::string where = info.path + "." + name;
-    const bool takes = std::any_of(kInjectionParams.begin(), kInjectionParams.end(), [&](const InjectionParamRule& r) {
-      return r.kind == kind && r.param == name;
+    // A structured binding cannot be captured by a lambda in C++17 (clang refuses it); a reference can.
+    const std::string& param = name;
+    const bool takes = std::any_of(kInjectionParams.begin(), kInjectionParams.end(), [&kind, &param](const InjectionParamRule& r) {
+      return r.kind == kind && r.param == param;
     });
     if (!takes) {
       std::string taken;
