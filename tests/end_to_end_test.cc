@@ -291,10 +291,14 @@ TEST(EndToEndTest, CudaWithoutAGpuIsAHarnessErrorNotACpuRun) {
   EXPECT_NE(s["reason"].get<std::string>().find("device cuda: no GPU is visible"), std::string::npos) << s.dump(2);
   EXPECT_FALSE(fs::exists(dir / "two_rank_clean" / "traces")) << "no rank may start";
 
+  // A rank handed such a scenario anyway (its resolved file, as the runner writes one) refuses it.
   const fs::path traces = RunDir("cuda_without_gpu_rank");
+  fs::create_directories(traces);
+  std::ofstream(traces / "scenario.yaml") << "name: two_rank_clean\nranks: 1\nsteps: 5\nbackend: gloo\ndevice: cuda\n"
+                                             "model: {kind: transformer, layers: 1, hidden: 32, heads: 4, seq_len: 16, "
+                                             "vocab: 64}\n";
   ProgramResult rank = RunProgram(LockstepBinary().parent_path() / "lockstep-rank",
-                                  {"--scenario", "fixtures/e2e/two_rank_clean.yaml", "--trace-dir", traces.string(),
-                                   "--device", "cuda", "--ranks", "1"},
+                                  {"--scenario", (traces / "scenario.yaml").string(), "--trace-dir", traces.string()},
                                   LOCKSTEP_SOURCE_DIR);
   EXPECT_EQ(rank.exit_code, 3) << rank.out << rank.err;
   EXPECT_NE(rank.err.find("device cuda: no CUDA device is visible to rank 0"), std::string::npos) << rank.err;

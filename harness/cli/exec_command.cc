@@ -211,10 +211,9 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = exec.launcher;
-            if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
-            if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
+            if (flags->hang_timeout_s > 0) options.overrides.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->startup_timeout_s > 0) options.overrides.startup_timeout_s = flags->startup_timeout_s;
             options.mpirun_args = flags->mpirun_args;
-            options.no_scenario_file = true;
             for (const auto& arg : env.command_line) {
               options.command_line += (options.command_line.empty() ? "" : " ") + arg;
             }

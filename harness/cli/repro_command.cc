@@ -20,6 +20,7 @@
 #include "harness/launcher/process_tree.h"
 #include "harness/result/run_result_json.h"
 #include "harness/runner/lockstep_rank_program.h"
+#include "harness/scenario/scenario_writer.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -275,11 +276,10 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
             spec.mpirun_args = flags->mpirun_args;
             LockstepRankOptions rank;
             rank.program = env.program_dir / "lockstep-rank";
-            rank.backend = FromString<Backend>(backend);
             rank.repro = ReproTarget{step, patterns, tensors_dir};
-            Scenario located = *scenario;
-            located.location.file = file.string();
-            spec.rank_command = LockstepRankProgram(rank).Invocation(located, RankRun::kRepro, spec.trace_dir).argv;
+            Scenario resolved = *scenario;
+            resolved.backend = *FromString<Backend>(backend);
+            const LaunchPaths paths{spec.trace_dir, repro_dir / "scenario.yaml"};
             std::error_code ec;
             std::filesystem::remove_all(repro_dir, ec);  // an earlier repro: its tensors must not be compared
             std::filesystem::create_directories(spec.trace_dir, ec);
@@ -288,6 +288,13 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
               err << "lockstep repro: creating " << repro_dir.string() << ": " << ec.message() << "\n";
               return ExitCode::kHarnessError;
             }
+            if (Status written = WriteScenarioFile(resolved, paths.scenario_file,
+                                                   "lockstep repro of " + file.string() + " on backend " + backend);
+                !written.ok()) {
+              err << "lockstep repro: " << written.message() << "\n";
+              return ExitCode::kHarnessError;
+            }
+            spec.rank_command = LockstepRankProgram(rank).Invocation(resolved, RankRun::kRepro, paths).argv;
             out << "re-running " << scenario_result->id << " (" << file.string() << ") on " << scenario->ranks
                 << " ranks, launcher " << ToString(launcher) << ", backend " << backend << ", up to step " << step
                 << ", saving " << Join(patterns, ",") << "\n"

@@ -12,7 +12,7 @@
 #include "harness/core/compare_mode.h"
 #include "harness/runner/run_directory.h"
 #include "harness/runner/scenario_runner.h"
-#include "harness/scenario/ranks_override.h"
+#include "harness/scenario/scenario_overrides.h"
 #include "harness/scenario/scenario_limits.h"
 #include "reports/console_reporter.h"
 
@@ -131,13 +131,13 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *FromString<LauncherKind>(flags->launcher);
-            if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
-            if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
-            if (flags->ranks > 0) options.ranks = flags->ranks;
-            if (flags->hang_timeout_s > 0) options.hang_timeout_s = flags->hang_timeout_s;
-            if (flags->startup_timeout_s > 0) options.startup_timeout_s = flags->startup_timeout_s;
+            if (!flags->backend.empty()) options.overrides.backend = *FromString<Backend>(flags->backend);
+            if (!flags->device.empty()) options.overrides.device = *FromString<Device>(flags->device);
+            if (flags->ranks > 0) options.overrides.ranks = flags->ranks;
+            if (flags->hang_timeout_s > 0) options.overrides.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->startup_timeout_s > 0) options.overrides.startup_timeout_s = flags->startup_timeout_s;
             options.fail_fast = *compare == CompareMode::kInBand;
-            options.extra_checks = flags->checks;
+            options.overrides.extra_checks = flags->checks;
             options.mpirun_args = flags->mpirun_args;
             options.rank_program = env.program_dir / "lockstep-rank";
             options.fixtures_dir = flags->fixtures;

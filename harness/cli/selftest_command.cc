@@ -70,8 +70,8 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
 
             RunOptions options;
             options.launcher = *FromString<LauncherKind>(flags->launcher);
-            if (!flags->backend.empty()) options.backend = *FromString<Backend>(flags->backend);
-            if (!flags->device.empty()) options.device = *FromString<Device>(flags->device);
+            if (!flags->backend.empty()) options.overrides.backend = *FromString<Backend>(flags->backend);
+            if (!flags->device.empty()) options.overrides.device = *FromString<Device>(flags->device);
             options.rank_program = env.program_dir / "lockstep-rank";
             options.fixtures_dir = "fixtures";
             for (const auto& arg : env.command_line) {

@@ -15,19 +15,14 @@ int main(int argc, char** argv) {
   CLI::App app{"lockstep-rank: one rank of a lockstep scenario (started by `lockstep run`)"};
   lockstep::RankOptions options;
   std::string scenario, trace_dir;
-  app.add_option("--scenario", scenario, "scenario file")->required()->check(CLI::ExistingFile);
+  app.add_option("--scenario", scenario, "the scenario file as the runner resolved it (overrides applied)")
+      ->required()
+      ->check(CLI::ExistingFile);
   app.add_option("--trace-dir", trace_dir, "directory for rank-<r>.trace")->required();
   CLI::Option* reference = app.add_flag("--reference", options.reference, "run the 1-rank reference variant of the scenario");
   app.add_flag("--reference-split", options.reference_split,
                "run the 1-rank reference that computes the global batch in the N ranks' pieces (noise measurement)")
       ->excludes(reference);
-  app.add_option("--backend", options.backend, "override the scenario's backend")
-      ->check(CLI::IsMember(lockstep::NameList<lockstep::Backend>()));
-  app.add_option("--device", options.device, "override the scenario's device (cuda: this rank's GPU, local rank modulo GPUs)")
-      ->check(CLI::IsMember(lockstep::NameList<lockstep::Device>()));
-  int ranks = 0;
-  CLI::Option* ranks_option =
-      app.add_option("--ranks", ranks, "override the scenario's world size")->check(CLI::PositiveNumber)->type_name("N");
   app.add_flag("--fail-fast", options.fail_fast,
                "compare digests across ranks every step; stop at the first mismatch (= --compare in-band)");
   std::string compare;
@@ -63,7 +58,6 @@ int main(int argc, char** argv) {
   options.fail_fast = *mode == lockstep::CompareMode::kInBand;
   options.scenario_file = scenario;
   options.trace_dir = trace_dir;
-  if (ranks_option->count() > 0) options.ranks = ranks;
   if (stop->count() > 0) options.stop_after_step = stop_after_step;
   options.dump.dir = dump_dir;
   const lockstep::ExitCode code = lockstep::RunRank(options);

@@ -23,7 +23,6 @@
 #include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/injection_kinds.h"
-#include "harness/scenario/ranks_override.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/topology/topology.h"
 #include "harness/trace/digest.h"
@@ -77,6 +76,7 @@ class Rank {
   Status RunSteps() {
     LoadOptions load;
     load.nccl_available = GetBuildInfo().have_nccl;
+    load.resolved = true;
     std::vector<Diagnostic> diagnostics;
     Result<Scenario> loaded = LoadScenarioFile(options_.scenario_file, load, &diagnostics);
     if (!loaded.ok()) {
@@ -85,22 +85,11 @@ class Rank {
       return loaded.status().WithContext("scenario" + text);
     }
     scenario_ = std::move(loaded).value();
-    if (options_.ranks) LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(*options_.ranks, scenario_).WithContext("--ranks"));
     const int n_rank_world = scenario_.ranks;
     if (options_.reference || options_.reference_split) MakeReference(scenario_, options_.reference_split);
     if (options_.stop_after_step && *options_.stop_after_step > scenario_.steps) {
       return InvalidArgumentError("--stop-after-step " + std::to_string(*options_.stop_after_step) +
                                   ": the scenario has only " + std::to_string(scenario_.steps) + " steps");
-    }
-    if (!options_.backend.empty()) {
-      std::optional<Backend> backend = FromString<Backend>(options_.backend);
-      if (!backend) return InvalidArgumentError("--backend " + options_.backend + ": no such backend");
-      scenario_.backend = *backend;
-    }
-    if (!options_.device.empty()) {
-      std::optional<Device> device = FromString<Device>(options_.device);
-      if (!device) return InvalidArgumentError("--device " + options_.device + ": no such device");
-      scenario_.device = *device;
     }
 
     torch::set_num_threads(1);  // ranks share the cores; intra-op threads would oversubscribe

@@ -13,14 +13,11 @@
 namespace lockstep {
 
 struct RankOptions {
-  std::filesystem::path scenario_file;
+  std::filesystem::path scenario_file;  // resolved by the runner (scenario_writer.h): read as it is
   std::filesystem::path trace_dir;  // writes rank-<r>.trace here
   bool reference = false;           // the 1-rank variant of the scenario (same global batch)
   bool reference_split = false;     // ... computed in the N ranks' pieces (the noise measurement)
   bool fail_fast = false;           // all-gather each step's digests and stop at a mismatch
-  std::string backend;              // overrides the scenario's backend when not empty
-  std::string device;               // overrides the scenario's device when not empty ("cpu", "cuda")
-  std::optional<int> ranks;         // overrides the scenario's world size (OverrideRanks)
   std::optional<int64_t> stop_after_step;  // stop cleanly (footer, exit 0) after recording this step
   TensorDumpRequest dump;                  // tensors saved at stop_after_step (`lockstep repro`)
 };

@@ -25,8 +25,7 @@ std::string Stem(const std::string& path) { return std::filesystem::path(path).s
 
 ExecProgram::ExecProgram(ExecProgramOptions options) : options_(std::move(options)) {}
 
-RankInvocation ExecProgram::Invocation(const Scenario& scenario, RankRun,
-                                       const std::filesystem::path& trace_dir) const {
+RankInvocation ExecProgram::Invocation(const Scenario& scenario, RankRun, const LaunchPaths& paths) const {
   RankInvocation inv;
   const bool preload = options_.recorder_env.count(kPreloadEnv) > 0;
   if (options_.launcher == LauncherKind::kLocal && !preload) {
@@ -38,7 +37,7 @@ RankInvocation ExecProgram::Invocation(const Scenario& scenario, RankRun,
   }
   inv.env = options_.recorder_env;
   inv.env[kProbeEnableEnv] = "1";
-  inv.env[kProbeTraceDirEnv] = std::filesystem::absolute(trace_dir).string();
+  inv.env[kProbeTraceDirEnv] = std::filesystem::absolute(paths.trace_dir).string();
   inv.env[kProbeRunNameEnv] = scenario.name;
   if (!options_.probe_dir.empty()) {
     inv.env["PYTHONPATH"] = options_.probe_dir.string() +

@@ -35,8 +35,12 @@ class ExecProgram : public RankProgram {
  public:
   explicit ExecProgram(ExecProgramOptions options);
   bool Supports(RankRun run) const override { return run == RankRun::kMain; }
-  RankInvocation Invocation(const Scenario& scenario, RankRun run,
-                            const std::filesystem::path& trace_dir) const override;
+  bool TakesScenarioFile() const override { return false; }
+  bool MayRunUnobserved() const override { return true; }
+  std::optional<Refusal> Refuses(const Scenario&, LauncherKind) const override { return std::nullopt; }
+  // The program picks its backend; its traces say which.
+  RunLabel Label(const Scenario&) const override { return {"program", ""}; }
+  RankInvocation Invocation(const Scenario& scenario, RankRun run, const LaunchPaths& paths) const override;
 
  private:
   ExecProgramOptions options_;

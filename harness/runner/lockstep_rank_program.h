@@ -1,5 +1,7 @@
 // `bin/lockstep-rank` as a rank program: the one place its command line is built, for
 // `lockstep run` (the run and its companions) and `lockstep repro` (stop at a step, save tensors).
+// Its ranks read the resolved scenario file the runner writes for each launch, so no command-line
+// override reaches them as a flag.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +25,6 @@ struct ReproTarget {
 
 struct LockstepRankOptions {
   std::filesystem::path program;  // bin/lockstep-rank
-  std::optional<Backend> backend;  // overrides the scenario's backend
-  std::optional<Device> device;    // overrides the scenario's device
-  std::optional<int> ranks;        // overrides the scenario's world size (a reference-split needs it too)
   bool fail_fast = false;          // live mode, on the run and its repeat
   std::optional<ReproTarget> repro;  // set: the program supports RankRun::kRepro
 };
@@ -34,8 +33,13 @@ class LockstepRankProgram : public RankProgram {
  public:
   explicit LockstepRankProgram(LockstepRankOptions options);
   bool Supports(RankRun run) const override;
-  RankInvocation Invocation(const Scenario& scenario, RankRun run,
-                            const std::filesystem::path& trace_dir) const override;
+  bool TakesScenarioFile() const override { return true; }
+  bool MayRunUnobserved() const override { return false; }
+  // backend nccl without NCCL built or a GPU visible: skipped; device cuda without a GPU, or
+  // backend mpi under the local launcher: an error.
+  std::optional<Refusal> Refuses(const Scenario& scenario, LauncherKind launcher) const override;
+  RunLabel Label(const Scenario& scenario) const override;
+  RankInvocation Invocation(const Scenario& scenario, RankRun run, const LaunchPaths& paths) const override;
 
  private:
   LockstepRankOptions options_;

@@ -5,12 +5,11 @@
 #include <map>
 
 #include "checkers/checker_registry.h"
-#include "checkers/checker_run.h"
-#include "checkers/streamed_traces.h"
 #include "harness/core/untrusted_input.h"
 #include "harness/result/run_result_json.h"
-#include "harness/result/scenario_series.h"
+#include "harness/runner/judge.h"
 #include "harness/runner/run_directory.h"
+#include "harness/runner/trace_folder.h"
 #include "harness/trace/trace_stream.h"
 #include "harness/trace/trace_writer.h"
 
@@ -18,22 +17,6 @@ namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The rank of a file named TraceFileName(rank), if it is one.
-std::optional<int> TraceFileRank(const std::string& name) {
-  const std::string prefix = "rank-", suffix = ".trace";
-  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-    return std::nullopt;
-  }
-  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
-  }
-  const int rank = std::stoi(digits);
-  if (TraceFileName(rank) != name) return std::nullopt;  // "rank-01.trace" is no rank's file
-  return rank;
-}
 
 // Scenario folders under `dir` (ids may hold '/': inject/ddp/bitflip): a folder whose traces/
 // holds rank files is one, and what is inside it (reference/, repeat/, ...) is its own.
@@ -59,29 +42,6 @@ Result<TraceHeader> HeaderOf(const fs::path& path) {
 }
 
 }  // namespace
-
-std::optional<int> HighestTraceRank(const fs::path& dir) {
-  std::optional<int> highest;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (auto rank = TraceFileRank(entry.path().filename().string())) highest = std::max(highest.value_or(0), *rank);
-  }
-  return highest;
-}
-
-std::string UnreadableTraces(const std::vector<RankTrace>& traces, const fs::path& dir) {
-  std::string out;
-  for (const RankTrace& t : traces) {
-    if (t.missing || !t.header.schema.empty()) continue;
-    const std::string what = t.truncated && !t.truncation_note.empty()
-                                 ? t.truncation_note
-                                 : (dir / TraceFileName(t.header.rank)).string() + ":1: no header record";
-    out += (out.empty() ? "" : "; ") + what;
-  }
-  if (!out.empty()) out = "unreadable trace (no header): " + out;
-  return out;
-}
 
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir) {
   std::error_code ec;
@@ -123,113 +83,80 @@ Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir)
   return scenarios;
 }
 
+namespace {
+
+// How many ranks wrote the traces (--ranks, else rank 0's header or the highest file), with every
+// rank's file there; or why the folder cannot be judged. Missing ranks are named before any trace
+// is opened: what is read is bounded by the files that are there, whatever a header claims.
+Result<int> RecordedWorld(const fs::path& dir, std::optional<int> ranks) {
+  const std::optional<int> highest = HighestTraceRank(dir);
+  int world = ranks.value_or(highest.value_or(-1) + 1);
+  if (highest && *highest >= kMaxWorldSize) {
+    return InvalidArgumentError((dir / TraceFileName(*highest)).string() + ": rank " + std::to_string(*highest) +
+                                " is past the most ranks lockstep reads (" + std::to_string(kMaxWorldSize) + ")");
+  }
+  if (!ranks) {
+    // Rank 0's header knows the world size, so a missing last rank is still noticed. The header
+    // is input: its claim is bounded before anything is sized by it.
+    const fs::path first_file = dir / TraceFileName(0);
+    if (Result<TraceHeader> first = HeaderOf(first_file); first.ok()) {
+      if (first->world_size > kMaxWorldSize) {
+        return InvalidArgumentError(first_file.string() + ":1: header field world_size " +
+                                    std::to_string(first->world_size) + " is past the most ranks lockstep reads (" +
+                                    std::to_string(kMaxWorldSize) + ")");
+      }
+      world = std::max(world, first->world_size);
+    }
+  }
+  if (world < 1) return InvalidArgumentError(dir.string() + ": no " + TraceFileName(0));
+  if (highest && *highest >= world) {
+    return InvalidArgumentError((dir / TraceFileName(*highest)).string() + " is past --ranks " + std::to_string(world));
+  }
+  std::vector<std::string> missing;
+  int count = 0;
+  std::error_code ec;
+  for (int r = 0; r < world; ++r) {
+    const fs::path file = dir / TraceFileName(r);
+    if (fs::exists(fs::symlink_status(file, ec))) continue;
+    ++count;
+    if (missing.size() < 8) missing.push_back(file.string());
+  }
+  if (count == 0) return world;
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  if (count > static_cast<int>(missing.size())) list += " and " + std::to_string(count - missing.size()) + " more";
+  return InvalidArgumentError("no trace for " + std::to_string(count) + " of " + std::to_string(world) + " ranks: " +
+                              list +
+                              (ranks ? "" : " (the world size comes from rank 0's header field world_size; --ranks sets it)"));
+}
+
+}  // namespace
+
 ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::optional<int> ranks) {
   const auto start = std::chrono::steady_clock::now();
   ScenarioResult result;
   result.id = recorded.id;
   result.run_dir = recorded.trace_dir.parent_path().string();
   result.mode = "recorded";
-  auto finish = [&](ScenarioResult r) {
-    r.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return r;
-  };
-  auto error = [&](const std::string& reason) {
+  const Result<int> world = RecordedWorld(recorded.trace_dir, ranks);
+  if (world.ok()) {
+    // Every checker that judges from traces alone: there is no scenario file and no launch.
+    Evidence evidence;
+    evidence.scenario.name = recorded.id;
+    evidence.scenario.ranks = *world;
+    evidence.scenario.steps = 0;  // the traces say
+    evidence.scenario.checks = CheckerNames();
+    evidence.trace_dir = recorded.trace_dir;
+    evidence.have_scenario_file = false;
+    evidence.demand = TraceDemand::kAnyStep;
+    result.ranks = *world;
+    result = Judge(evidence, std::move(result));
+  } else {
     result.outcome = Outcome::kError;
-    result.reason = reason;
-    return finish(result);
-  };
-
-  const std::optional<int> highest = HighestTraceRank(recorded.trace_dir);
-  int world = ranks.value_or(highest.value_or(-1) + 1);
-  if (highest && *highest >= kMaxWorldSize) {
-    return error((recorded.trace_dir / TraceFileName(*highest)).string() + ": rank " + std::to_string(*highest) +
-                 " is past the most ranks lockstep reads (" + std::to_string(kMaxWorldSize) + ")");
+    result.reason = world.status().message();
   }
-  if (!ranks) {
-    // Rank 0's header knows the world size, so a missing last rank is still noticed. The header
-    // is input: its claim is bounded before anything is sized by it.
-    const fs::path first_file = recorded.trace_dir / TraceFileName(0);
-    if (Result<TraceHeader> first = HeaderOf(first_file); first.ok()) {
-      if (first->world_size > kMaxWorldSize) {
-        return error(first_file.string() + ":1: header field world_size " + std::to_string(first->world_size) +
-                     " is past the most ranks lockstep reads (" + std::to_string(kMaxWorldSize) + ")");
-      }
-      world = std::max(world, first->world_size);
-    }
-  }
-  if (world < 1) return error(recorded.trace_dir.string() + ": no " + TraceFileName(0));
-  if (highest && *highest >= world) {
-    return error((recorded.trace_dir / TraceFileName(*highest)).string() + " is past --ranks " + std::to_string(world));
-  }
-  {
-    // Missing ranks are named before any trace is opened: what is read is bounded by the files
-    // that are there, whatever world size a header claims.
-    std::vector<std::string> missing;
-    int count = 0;
-    std::error_code ec;
-    for (int r = 0; r < world; ++r) {
-      const fs::path file = recorded.trace_dir / TraceFileName(r);
-      if (fs::exists(fs::symlink_status(file, ec))) continue;
-      ++count;
-      if (missing.size() < 8) missing.push_back(file.string());
-    }
-    if (count > 0) {
-      std::string list;
-      for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-      if (count > static_cast<int>(missing.size())) list += " and " + std::to_string(count - missing.size()) + " more";
-      return error("no trace for " + std::to_string(count) + " of " + std::to_string(world) + " ranks: " + list +
-                   (ranks ? "" : " (the world size comes from rank 0's header field world_size; --ranks sets it)"));
-    }
-  }
-  // Every checker that judges from traces alone, fed as the traces stream (checkers/streamed_traces.h).
-  const std::vector<std::string> checks = CheckerNames();
-  CheckerRunOptions options;
-  std::vector<std::string> judged;
-  for (const std::unique_ptr<Checker>& checker : MakeCheckers(checks)) {
-    std::string why = WhyNotWithoutScenario(*checker, /*have_launch=*/false);
-    if (!why.empty()) options.skip[std::string(checker->name())] = why;
-    else judged.emplace_back(checker->name());
-  }
-  Result<StreamedTraces> streamed = ReadTracesFor(judged, recorded.trace_dir, world);
-  if (!streamed.ok()) return error(streamed.status().ToString());
-  const std::vector<RankTrace>* traces = &streamed->traces;
-  result.ranks = world;
-  if (std::string unreadable = UnreadableTraces(*traces, recorded.trace_dir); !unreadable.empty()) {
-    return error(unreadable);
-  }
-
-  std::vector<std::string> missing;
-  int64_t steps = -1;
-  for (const RankTrace& t : *traces) {
-    if (t.missing) missing.push_back((recorded.trace_dir / TraceFileName(t.header.rank)).string());
-    for (const StepRecord& s : t.steps) steps = std::max(steps, s.step);
-    if (result.backend.empty()) result.backend = t.header.backend;
-  }
-  if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return error("no trace for " + std::to_string(missing.size()) + " of " + std::to_string(world) + " ranks: " + list +
-                 (ranks ? "" : " (the world size comes from rank 0's header; --ranks sets it)"));
-  }
-  if (steps < 0) return error("no rank recorded a step in " + recorded.trace_dir.string() + ": nothing to check");
-  result.steps = steps;
-
-  Scenario scenario;
-  scenario.name = recorded.id;
-  scenario.ranks = world;
-  scenario.steps = steps;
-  scenario.checks = checks;
-  LaunchReport launch;  // none: no checker that needs one runs
-  CheckContext context{scenario, *traces, launch};
-  context.steps_without_tensors = !streamed->whole;
-  options.judges = streamed->judges_by_name();
-  CheckerRun checked = RunCheckers(scenario.checks, context, {}, options);
-  result.findings = std::move(checked.findings);
-  result.checkers = std::move(checked.verdicts);
-  result.outcome = checked.expectation.outcome;
-  result.reason = checked.expectation.reason;
-  result.series = std::move(streamed->series);
-  return finish(result);
+  result.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
 }
 
 }  // namespace lockstep

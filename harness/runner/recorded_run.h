@@ -11,7 +11,6 @@
 
 #include "harness/core/status.h"
 #include "harness/result/run_result.h"
-#include "harness/trace/trace_record.h"
 
 namespace lockstep {
 
@@ -29,16 +28,8 @@ struct RecordedScenario {
 Result<std::vector<RecordedScenario>> FindRecordedScenarios(const std::filesystem::path& dir);
 
 // Reads the traces of ranks [0, ranks), or of as many ranks as the files and their headers' world
-// size say, and runs every checker that judges from traces alone. A missing or unreadable trace,
+// size say, and judges them (judge.h) with every checker that judges from traces alone. A missing or unreadable trace,
 // or no step recorded at all, is an error result (nothing was checked), never a pass.
 ScenarioResult CheckRecordedScenario(const RecordedScenario& scenario, std::optional<int> ranks);
-
-// The highest rank with a rank-<r>.trace file in `dir`, if any (other names do not count).
-std::optional<int> HighestTraceRank(const std::filesystem::path& dir);
-
-// "<file>:<line>: ..." for every trace in `traces` that has no header record (an empty file, one
-// cut inside its header, garbage without a newline): such a file cannot be read, and a run with
-// one is never judged. Empty when every trace has its header. `dir` names the files.
-std::string UnreadableTraces(const std::vector<RankTrace>& traces, const std::filesystem::path& dir);
 
 }  // namespace lockstep

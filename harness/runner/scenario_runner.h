@@ -1,19 +1,20 @@
-// Runs scenarios end to end: launch the ranks, read their traces, run the checkers, match the
-// expectations, and build the ScenarioResult that reporters render. The only part that sees the
-// launcher, the traces and the checkers at once.
+// Runs scenarios end to end in three stages, the same for every rank program: resolve (the
+// scenario with the command line's overrides, resolved_scenario.h), launch (the run and its
+// companion runs, launch_stage.h) and judge (traces to verdict, judge.h). `lockstep run`, `exec`
+// and the self-test run through here; `lockstep check` judges recorded traces with the same judge.
 #pragma once
 
-#include <atomic>
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "checkers/streamed_traces.h"
 #include "harness/result/run_result.h"
+#include "harness/runner/launch_stage.h"
 #include "harness/runner/rank_launcher.h"
 #include "harness/runner/rank_program.h"
 #include "harness/runner/run_options.h"
 #include "harness/scenario/scenario.h"
-#include "harness/trace/trace_record.h"
 #include "reports/reporter.h"
 
 namespace lockstep {
@@ -32,33 +33,20 @@ class ScenarioRunner {
   bool interrupted() const { return interrupted_; }
 
  private:
-  // One launch of the scenario (the run itself, its 1-rank reference, its repeat).
-  // `dir`: the scenario's folder for the main run, the companion's folder inside it otherwise.
-  Result<LaunchReport> LaunchRanks(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
-  // A companion launch and its traces, read whole for the checker that compares with them.
-  struct LaunchOutput {
-    LaunchReport report;
-    StreamedTraces read;
-  };
-  Result<LaunchOutput> LaunchCompanion(const Scenario& scenario, const std::filesystem::path& dir, RankRun run);
-  // The main run's traces, streamed through the judges of the checkers that will judge `launch`
-  // (checkers/streamed_traces.h), started with `start`: read after the companions ran, so that a
-  // judge that compares each step with one (reference) has it.
-  Result<StreamedTraces> ReadRunTraces(const Scenario& scenario, const LaunchReport& launch,
-                                       const std::filesystem::path& dir, const JudgeStart& start);
+  ScenarioResult LaunchAndJudge(const Scenario& scenario, ScenarioResult result);
 
   RunOptions options_;
   RunListener* listener_;
   std::unique_ptr<RankProgram> owned_program_;
   const RankProgram* program_;
-  RankLauncher* launcher_;
+  std::unique_ptr<LaunchStage> launches_;
   bool interrupted_ = false;
 };
 
 // What a run's report says about where and how it ran, as it starts (duration_s still 0).
 RunContext NewRunContext(const RunOptions& options);
 
-// "libtorch-1.13.0_mpi_cpu-amd-epyc-7b13": what golden files are keyed by.
+// "libtorch-2.11.0_mpi_cpu-amd-epyc-7b13": what golden files are keyed by.
 std::string PlatformFingerprint(const Scenario& scenario);
 std::string PlatformFingerprint(const std::string& backend);
 

@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "checkers/in_band_comparison.h"
+#include "harness/scenario/scenario_loader.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -25,10 +26,18 @@ Digest128 DigestOf(const std::string& what) {
 class FakeProgram : public RankProgram {
  public:
   bool Supports(RankRun run) const override { return run != RankRun::kReference || reference; }
-  RankInvocation Invocation(const Scenario& scenario, RankRun run, const fs::path&) const override {
+  bool TakesScenarioFile() const override { return !users_program; }
+  bool MayRunUnobserved() const override { return users_program; }
+  std::optional<Refusal> Refuses(const Scenario&, LauncherKind) const override { return refusal; }
+  RunLabel Label(const Scenario&) const override { return {"fake", users_program ? "" : "gloo"}; }
+  RankInvocation Invocation(const Scenario& scenario, RankRun run, const LaunchPaths& paths) const override {
+    scenario_files.push_back(paths.scenario_file);
     return {{"fake-program", scenario.name, ToString(run)}, {{"FAKE_RUN", ToString(run)}}};
   }
   bool reference = true;
+  bool users_program = false;  // as `lockstep exec`'s: no scenario file, may run unobserved
+  std::optional<Refusal> refusal;
+  mutable std::vector<fs::path> scenario_files;  // handed to each Invocation
 };
 
 // What one launch writes and how it ends.
@@ -223,9 +232,8 @@ TEST_F(ScenarioRunnerTest, AStartUpTimeoutIsTheStartupCheckersFinding) {
 
 TEST_F(ScenarioRunnerTest, WithoutAScenarioFileScenarioBoundCheckersAreSkipped) {
   scenario_.checks = {"replica_weights", "discovery_count", "golden", "hang"};
-  RunOptions options;
-  options.no_scenario_file = true;
-  const ScenarioResult r = Run(options);
+  program_.users_program = true;
+  const ScenarioResult r = Run();
   EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
   EXPECT_EQ(Verdict(r, "replica_weights")->outcome, Outcome::kPass);
   EXPECT_EQ(Verdict(r, "hang")->outcome, Outcome::kPass);
@@ -239,10 +247,10 @@ TEST_F(ScenarioRunnerTest, WithoutAScenarioFileScenarioBoundCheckersAreSkipped) 
 TEST_F(ScenarioRunnerTest, RanksThatDisagreeAboutTheirWorldAreNamedWithOrWithoutAScenarioFile) {
   scenario_.ranks = 3;
   scenario_.checks = {"replica_weights", "config_agreement"};
-  for (bool no_scenario_file : {false, true}) {
-    SCOPED_TRACE(no_scenario_file ? "exec" : "run");
+  for (bool users_program : {false, true}) {
+    SCOPED_TRACE(users_program ? "exec" : "run");
     RunOptions options;
-    options.no_scenario_file = no_scenario_file;
+    program_.users_program = users_program;
     launcher_.outcomes["main"].environment = {{0, {{"NCCL_ALGO", "Ring"}}}, {1, {{"NCCL_ALGO", "Ring"}}},
                                               {2, {{"NCCL_ALGO", "Ring"}}}};
     ScenarioResult r = Run(options);
@@ -263,7 +271,7 @@ TEST_F(ScenarioRunnerTest, RanksThatDisagreeAboutTheirWorldAreNamedWithOrWithout
 TEST_F(ScenarioRunnerTest, WithoutAScenarioFileNoTraceOrNoStepIsAnErrorNotAPass) {
   scenario_.checks = {"replica_weights"};
   RunOptions options;
-  options.no_scenario_file = true;
+  program_.users_program = true;
   launcher_.outcomes["main"].write_traces = false;
   ScenarioResult r = Run(options);
   EXPECT_EQ(r.outcome, Outcome::kError);
@@ -308,6 +316,61 @@ TEST_F(ScenarioRunnerTest, AnInBandFindingThatDiffersFromThePostRunOneIsAHarness
   EXPECT_NE(r.reason.find("in-band and post-run comparisons disagree"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("in-band found replica_weights at step 3"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("post-run found replica_weights at step 3"), std::string::npos) << r.reason;
+}
+
+
+// The resolve stage: the command line's overrides are applied once, and every launch of a program
+// that takes a scenario file gets the resolved file in its own folder; its ranks apply nothing.
+TEST_F(ScenarioRunnerTest, EachLaunchHandsItsRanksTheResolvedScenarioFile) {
+  scenario_.checks = {"replica_weights", "determinism"};
+  RunOptions options;
+  options.overrides.ranks = 4;
+  options.overrides.backend = Backend::kMpi;
+  const ScenarioResult r = Run(options);
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  EXPECT_EQ(r.ranks, 4);
+  ASSERT_EQ(program_.scenario_files.size(), 2u);
+  EXPECT_EQ(program_.scenario_files[0], out_ / "s" / "scenario.yaml");
+  EXPECT_EQ(program_.scenario_files[1], out_ / "s" / "repeat" / "scenario.yaml");
+  EXPECT_EQ(launcher_.specs[0].ranks, 4);
+  for (const fs::path& file : program_.scenario_files) {
+    LoadOptions load;
+    load.resolved = true;
+    Result<Scenario> resolved = LoadScenarioFile(file, load, nullptr);
+    ASSERT_TRUE(resolved.ok()) << file << ": " << resolved.status().ToString();
+    EXPECT_EQ(resolved->ranks, 4);
+    EXPECT_EQ(resolved->backend, Backend::kMpi);
+    EXPECT_EQ(resolved->name, "s");
+  }
+}
+
+TEST_F(ScenarioRunnerTest, AProgramWithoutAScenarioFileGetsNone) {
+  program_.users_program = true;
+  scenario_.checks = {"replica_weights"};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  ASSERT_EQ(program_.scenario_files.size(), 1u);
+  EXPECT_TRUE(program_.scenario_files[0].empty());
+  EXPECT_FALSE(fs::exists(out_ / "s" / "scenario.yaml"));
+  EXPECT_EQ(r.mode, "fake");
+  EXPECT_EQ(r.backend, "") << "the fake traces name no backend";
+}
+
+TEST_F(ScenarioRunnerTest, ARefusedScenarioStartsNothing) {
+  program_.refusal = Refusal{Outcome::kSkipped, "this machine cannot"};
+  const ScenarioResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kSkipped);
+  EXPECT_EQ(r.reason, "this machine cannot");
+  EXPECT_TRUE(launcher_.specs.empty());
+
+  program_.refusal.reset();
+  scenario_.slices = 2;
+  RunOptions options;
+  options.overrides.ranks = 3;  // not a multiple of the slices
+  const ScenarioResult broken = Run(options);
+  EXPECT_EQ(broken.outcome, Outcome::kError);
+  EXPECT_EQ(broken.reason.rfind("--ranks: ", 0), 0u) << broken.reason;
+  EXPECT_TRUE(launcher_.specs.empty());
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ class Loader {
     }
     ScenarioBuilder builder(options_);
     bool defaults_ok = true;
-    for (const fs::path& defaults_path : DefaultsChain(file)) {
+    for (const fs::path& defaults_path : options_.resolved ? std::vector<fs::path>{} : DefaultsChain(file)) {
       const DefaultsFile* defaults = Defaults(defaults_path);
       if (defaults == nullptr) continue;
       if (!defaults->ok) {

@@ -16,6 +16,21 @@
 namespace lockstep::internal {
 namespace {
 
+// "file:line:col" (kOriginKey) as a location; a file name may hold ':' itself.
+SourceLocation ParseOrigin(const std::string& text) {
+  SourceLocation at;
+  const size_t col = text.rfind(':');
+  const size_t line = col == std::string::npos || col == 0 ? std::string::npos : text.rfind(':', col - 1);
+  if (line == std::string::npos) {
+    at.file = text;
+    return at;
+  }
+  at.file = text.substr(0, line);
+  at.line = std::atoi(text.substr(line + 1, col - line - 1).c_str());
+  at.column = std::atoi(text.substr(col + 1).c_str());
+  return at;
+}
+
 // Values the trainer holds as float32: a positive one must be a normal float, any one finite.
 constexpr RealRange kPositiveFloat{kMinPositiveFloat, true, kMaxFloat, true};
 constexpr RealRange kNonNegativeFloat{0, true, kMaxFloat, true};
@@ -436,7 +451,9 @@ void ScenarioBuilder::ApplyInject(const YamlField& field, YamlReader& reader) {
     }
     const int errors_before = reader.error_count();
     ReadKeys(e, InjectKeys(), entry, reader, [&](const YamlField& f) {
-      if (std::optional<std::string_view> typo = InjectKeyTypo(f.name, fixed_keys)) {
+      if (options_.resolved && f.name == kOriginKey) {
+        if (std::optional<std::string> origin = reader.ReadString(f)) entry.injection.location = ParseOrigin(*origin);
+      } else if (std::optional<std::string_view> typo = InjectKeyTypo(f.name, fixed_keys)) {
         reader.Error(reader.Locate(f.key.Mark()), f.path + ": unknown key; did you mean \"" + std::string(*typo) + "\"?");
       } else if (std::optional<std::string> value = reader.ReadScalarText(f)) {
         entry.injection.params[f.name] = *value;

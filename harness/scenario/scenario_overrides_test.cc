@@ -1,4 +1,4 @@
-#include "harness/scenario/ranks_override.h"
+#include "harness/scenario/scenario_overrides.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -61,6 +61,55 @@ TEST(RanksOverrideTest, OutOfRange) {
   EXPECT_THAT(OverrideRanks(0, s).message(), HasSubstr("ranks 0 is outside [1, 65536]"));
   EXPECT_THAT(OverrideRanks(65537, s).message(), HasSubstr("outside"));
   EXPECT_EQ(s.ranks, 2);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST(ApplyOverridesTest, EveryOverrideLandsAndAnAddedCheckIsNotRepeated) {
+  Scenario s;
+  s.name = "a";
+  s.checks = {"replica_weights"};
+  ScenarioOverrides o;
+  o.backend = Backend::kGloo;
+  o.device = Device::kCuda;
+  o.ranks = 4;
+  o.hang_timeout_s = 7;
+  o.startup_timeout_s = 9;
+  o.extra_checks = {"replica_weights", "determinism"};
+  Result<Scenario> r = ApplyOverrides(o, s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->backend, Backend::kGloo);
+  EXPECT_EQ(r->device, Device::kCuda);
+  EXPECT_EQ(r->ranks, 4);
+  EXPECT_EQ(r->hang_timeout_s, 7);
+  EXPECT_EQ(r->startup_timeout_s, 9);
+  EXPECT_EQ(r->checks, (std::vector<std::string>{"replica_weights", "determinism"}));
+}
+
+TEST(ApplyOverridesTest, NoOverrideChangesNothing) {
+  Scenario s;
+  s.ranks = 3;
+  s.backend = Backend::kMpi;
+  Result<Scenario> r = ApplyOverrides({}, s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ranks, 3);
+  EXPECT_EQ(r->backend, Backend::kMpi);
+}
+
+TEST(ApplyOverridesTest, ARanksOverrideThatBreaksARuleNamesTheFlag) {
+  Scenario s;
+  s.name = "sliced";
+  s.slices = 2;
+  ScenarioOverrides o;
+  o.ranks = 3;
+  Result<Scenario> r = ApplyOverrides(o, s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), ::testing::StartsWith("--ranks: "));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-#include "harness/scenario/ranks_override.h"
+#include "harness/scenario/scenario_overrides.h"
 
+#include <algorithm>
 #include <string>
 
 #include "harness/scenario/scenario_limits.h"
@@ -41,6 +42,18 @@ Status OverrideRanks(int ranks, Scenario& s) {
   }
   s.ranks = ranks;
   return Status::Ok();
+}
+
+Result<Scenario> ApplyOverrides(const ScenarioOverrides& overrides, Scenario s) {
+  if (overrides.backend) s.backend = *overrides.backend;
+  if (overrides.device) s.device = *overrides.device;
+  if (overrides.ranks) LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(*overrides.ranks, s).WithContext("--ranks"));
+  if (overrides.hang_timeout_s) s.hang_timeout_s = *overrides.hang_timeout_s;
+  if (overrides.startup_timeout_s) s.startup_timeout_s = *overrides.startup_timeout_s;
+  for (const std::string& check : overrides.extra_checks) {
+    if (std::find(s.checks.begin(), s.checks.end(), check) == s.checks.end()) s.checks.push_back(check);
+  }
+  return s;
 }
 
 }  // namespace lockstep

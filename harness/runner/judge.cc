@@ -1,0 +1,306 @@
+#include "harness/runner/judge.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "checkers/checker_registry.h"
+#include "checkers/checker_run.h"
+#include "checkers/in_band_comparison.h"
+#include "harness/core/untrusted_input.h"
+#include "harness/launcher/launch_command.h"
+#include "harness/runner/trace_folder.h"
+#include "harness/trace/trace_writer.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// The last `max_lines` lines of a rank's captured output.
+std::string LogTail(const fs::path& file, size_t max_lines) {
+  std::ifstream in(file);
+  if (!in) return "";
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+    if (lines.size() > max_lines) lines.erase(lines.begin());
+  }
+  std::string out;
+  // A program's line can be megabytes (a tensor printed whole): quoted cut, with the count.
+  for (const auto& l : lines) out += CutLongText(l) + "\n";
+  return out;
+}
+
+// " (exited with code 1)", " (killed by signal 9)", or nothing when the launch does not say.
+std::string ExitOf(const std::optional<LaunchReport>& launch, int rank) {
+  if (!launch) return "";
+  for (const RankExit& e : launch->ranks) {
+    if (e.rank != rank) continue;
+    if (e.signal) return " (killed by signal " + std::to_string(*e.signal) + ")";
+    if (e.exit_code) return " (exited with code " + std::to_string(*e.exit_code) + ")";
+  }
+  return "";
+}
+
+// "<file>:1: no header record" for every trace that exists but has none (an empty file, one cut
+// inside its header, garbage without a newline): such a file cannot be read.
+std::string UnreadableTraces(const std::vector<RankTrace>& traces, const fs::path& dir) {
+  std::vector<std::string> unreadable;
+  for (const RankTrace& t : traces) {
+    if (t.missing || !t.header.schema.empty()) continue;
+    unreadable.push_back(t.truncated && !t.truncation_note.empty()
+                             ? t.truncation_note
+                             : (dir / TraceFileName(t.header.rank)).string() + ":1: no header record");
+  }
+  return unreadable.empty() ? "" : "unreadable trace (no header): " + Join(unreadable);
+}
+
+// A program that starts ranks of its own (mp.spawn under --ranks 1) writes traces past the ranks
+// it was given: judging only the given ones would pass what `check` of the same folder finds.
+std::string TracesPastTheWorld(const Evidence& e) {
+  const std::optional<int> highest = HighestTraceRank(e.trace_dir);
+  const int ranks = e.scenario.ranks;
+  if (!highest || *highest < ranks) return "";
+  const fs::path folder = e.trace_dir.parent_path();
+  return "the program started more ranks than --ranks " + std::to_string(ranks) + ": " +
+         (e.trace_dir / TraceFileName(*highest)).string() + " is rank " + std::to_string(*highest) +
+         "'s trace; run it with --ranks " + std::to_string(*highest + 1) +
+         " (and without its own spawning), or judge the folder with `lockstep check " + folder.string() + "`";
+}
+
+// The user's program: a rank without a trace never initialized torch.distributed (or the probe
+// did not load), one without a step never stepped an optimizer. The last line the first silent
+// rank printed usually says why (a traceback's last line).
+std::string UnobservedRanks(const Evidence& e, const std::vector<RankTrace>& traces) {
+  std::vector<std::string> no_trace, no_step;
+  int first_silent = -1;
+  for (size_t r = 0; r < traces.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    const std::string who = "rank " + std::to_string(rank) + ExitOf(e.launch, rank);
+    if (traces[r].missing) no_trace.push_back(who);
+    else if (traces[r].steps.empty()) no_step.push_back(who);
+    else continue;
+    if (first_silent < 0) first_silent = rank;
+  }
+  if (first_silent < 0) return "";
+  std::string logs;
+  if (!e.log_dir.empty()) {
+    logs = "; see " + e.log_dir.string() + "/rank-<r>.log";
+    std::string tail = LogTail(RankLogPath(e.log_dir, first_silent), 1);
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+    if (!tail.empty()) logs += "; rank " + std::to_string(first_silent) + " printed last: " + tail;
+  }
+  if (!no_trace.empty()) {
+    return "no trace from " + Join(no_trace) +
+           ": the program never initialized torch.distributed, or the probe did not load (its messages start "
+           "with 'lockstep probe:')" + logs;
+  }
+  return "no step recorded by " + Join(no_step) +
+         ": the program initialized torch.distributed but never stepped an optimizer, so nothing was checked" + logs;
+}
+
+// Recorded traces: every rank's file, and a step in one of them.
+std::string NoStepAnywhere(const Evidence& e, const std::vector<RankTrace>& traces) {
+  std::vector<std::string> missing;
+  bool stepped = false;
+  for (const RankTrace& t : traces) {
+    if (t.missing) missing.push_back((e.trace_dir / TraceFileName(t.header.rank)).string());
+    stepped = stepped || !t.steps.empty();
+  }
+  if (!missing.empty()) {
+    return "no trace for " + std::to_string(missing.size()) + " of " + std::to_string(traces.size()) +
+           " ranks: " + Join(missing) + " (the world size comes from rank 0's header; --ranks sets it)";
+  }
+  if (!stepped) return "no rank recorded a step in " + e.trace_dir.string() + ": nothing to check";
+  return "";
+}
+
+// Why the traces cannot be judged (nothing was checked), or empty.
+std::string Unjudgeable(const Evidence& e, const std::vector<RankTrace>& traces) {
+  if (std::string past = TracesPastTheWorld(e); !past.empty()) return past;
+  switch (e.demand) {
+    case TraceDemand::kNone:
+      return "";
+    case TraceDemand::kAnyStep:
+      if (std::string unreadable = UnreadableTraces(traces, e.trace_dir); !unreadable.empty()) return unreadable;
+      return NoStepAnywhere(e, traces);
+    case TraceDemand::kEveryRankSteps:
+      if (std::string unreadable = UnreadableTraces(traces, e.trace_dir); !unreadable.empty()) return unreadable;
+      return UnobservedRanks(e, traces);
+  }
+  return "";
+}
+
+// The verdict of a launch that ended before its checks could judge it, if it did.
+std::optional<ScenarioResult> VerdictOfEnding(const Evidence& e, const StreamedTraces& run, ScenarioResult r) {
+  const LaunchReport& launch = *e.launch;
+  if (!EndsBeforeTheChecks(launch.ending)) return std::nullopt;
+  r.outcome = Outcome::kError;
+  switch (launch.ending) {
+    case LaunchEnding::kLaunchFailed:
+      r.reason = "the ranks could not be started: " + launch.message;
+      return r;
+    case LaunchEnding::kInterrupted:
+      r.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
+      return r;
+    case LaunchEnding::kRankError:
+      // The harness failed on a rank (configuration, environment, internal, trace I/O): no
+      // verdict on the system under test, and the rank's own message says why.
+      r.reason = launch.message;
+      return r;
+    case LaunchEnding::kTimeout:
+      r.outcome = Outcome::kTimeout;
+      r.reason = "ran past timeout_s = " + std::to_string(e.scenario.timeout_s) + " s; " + launch.message;
+      return r;
+    case LaunchEnding::kStartupTimeout: {
+      // Some ranks never started: the other checkers have nothing to compare.
+      CheckContext context{e.scenario, run.traces, launch};
+      context.steps_without_tensors = !run.whole;
+      CheckerRun checked = RunCheckers({*CheckerJudging(launch.ending)}, context, e.scenario.expect_fail);
+      r.findings = std::move(checked.findings);
+      r.checkers = std::move(checked.verdicts);
+      r.outcome = checked.expectation.outcome;
+      r.reason = launch.message;
+      return r;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// --compare in-band: rank 0's trace holds the findings the ranks made live. The post-run
+// analysis stays the judge of record and the report shows its findings only; an in-band finding
+// that differs from it is a harness bug, reported as an error naming both (docs/CHECKERS.md).
+void HoldInBandAgainstPostRun(const std::vector<RankTrace>& traces, ScenarioResult* result) {
+  if (traces.empty()) return;
+  const std::vector<Finding> in_band = InBandFindings(traces.front());
+  if (in_band.empty()) return;
+  std::vector<std::string> ran;
+  for (const CheckerVerdict& v : result->checkers) {
+    if (v.outcome != Outcome::kSkipped && v.outcome != Outcome::kError) ran.push_back(v.checker);
+  }
+  const std::string disagreement = InBandDisagreement(in_band, result->findings, ran);
+  if (disagreement.empty()) return;
+  result->outcome = Outcome::kError;
+  result->reason = disagreement;
+}
+
+// The run's traces, streamed through the judges of the checkers that will judge them, started
+// with the companion runs they compare each step with.
+Result<StreamedTraces> ReadRunTraces(const Evidence& e, const std::vector<std::string>& checks,
+                                     const std::map<std::string, std::string>& skip) {
+  std::vector<std::string> judged;
+  for (const std::string& c : checks) {
+    if (!skip.count(c)) judged.push_back(c);
+  }
+  JudgeStart start;
+  start.tolerances = e.scenario.tolerances;
+  start.reference = e.companions.reference ? &e.companions.reference->traces : nullptr;
+  start.reference_split = e.companions.reference_split ? &e.companions.reference_split->traces : nullptr;
+  start.scenario_name = e.scenario.name;
+  start.fixtures_dir = e.fixtures_dir;
+  start.platform = e.platform;
+  return ReadTracesFor(judged, e.trace_dir, e.scenario.ranks, start);
+}
+
+// What the traces know better than the scenario: the backend of a program that picks its own, and
+// how many steps a program ran.
+void FillFromTraces(const std::vector<RankTrace>& traces, ScenarioResult& r) {
+  for (const RankTrace& t : traces) {
+    if (r.backend.empty()) r.backend = t.header.backend;
+    for (const StepRecord& s : t.steps) r.steps = std::max(r.steps, s.step);
+  }
+}
+
+}  // namespace
+
+bool EndsBeforeTheChecks(LaunchEnding ending) {
+  switch (ending) {
+    case LaunchEnding::kLaunchFailed:
+    case LaunchEnding::kInterrupted:
+    case LaunchEnding::kRankError:
+    case LaunchEnding::kStartupTimeout:
+    case LaunchEnding::kTimeout:
+      return true;
+    case LaunchEnding::kClean:
+    case LaunchEnding::kCrash:
+    case LaunchEnding::kHang:
+      return false;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> SkippedForWantOfInputs(const std::vector<std::string>& checks,
+                                                          bool have_scenario_file, bool have_launch) {
+  std::map<std::string, std::string> skip;
+  if (have_scenario_file) return skip;
+  for (const std::unique_ptr<Checker>& checker : MakeCheckers(checks)) {
+    std::string why = WhyNotWithoutScenario(*checker, have_launch);
+    if (!why.empty()) skip[std::string(checker->name())] = std::move(why);
+  }
+  return skip;
+}
+
+std::vector<std::string> ChecksJudging(std::vector<std::string> checks, const std::optional<LaunchReport>& launch) {
+  if (!launch) return checks;
+  std::optional<std::string> judge = CheckerJudging(launch->ending);
+  if (judge && std::find(checks.begin(), checks.end(), *judge) == checks.end()) checks.push_back(std::move(*judge));
+  return checks;
+}
+
+ScenarioResult Judge(const Evidence& e, ScenarioResult r) {
+  auto error = [&r](std::string reason) {
+    r.outcome = Outcome::kError;
+    r.reason = std::move(reason);
+    return r;
+  };
+  const std::vector<std::string> checks = ChecksJudging(e.scenario.checks, e.launch);
+  std::map<std::string, std::string> skip = SkippedForWantOfInputs(checks, e.have_scenario_file, e.launch.has_value());
+  Result<StreamedTraces> run = ReadRunTraces(e, checks, skip);
+  if (!run.ok()) return error(run.status().ToString());
+  for (int rank = 0; !e.log_dir.empty() && rank < e.scenario.ranks; ++rank) {
+    std::string tail = LogTail(RankLogPath(e.log_dir, rank), 40);
+    if (!tail.empty()) r.rank_logs[rank] = tail;
+  }
+  if (e.launch && e.launch->ending == LaunchEnding::kLaunchFailed) return *VerdictOfEnding(e, *run, std::move(r));
+  r.series = std::move(run->series);
+  if (e.launch) {
+    if (std::optional<ScenarioResult> ended = VerdictOfEnding(e, *run, r)) return std::move(*ended);
+  }
+  FillFromTraces(run->traces, r);
+  if (std::string why = Unjudgeable(e, run->traces); !why.empty()) return error(why);
+  if (!e.companions.interrupted_during.empty()) {
+    return error("interrupted (SIGINT/SIGTERM) during the " + e.companions.interrupted_during +
+                 " run; the ranks were stopped");
+  }
+
+  static const LaunchReport kNoLaunch;  // recorded traces: no checker that needs one runs
+  CheckContext context{e.scenario, run->traces, e.launch ? *e.launch : kNoLaunch};
+  context.steps_without_tensors = !run->whole;
+  context.reference = e.companions.reference ? &e.companions.reference->traces : nullptr;
+  context.reference_split = e.companions.reference_split ? &e.companions.reference_split->traces : nullptr;
+  context.repeat = e.companions.repeat ? &e.companions.repeat->traces : nullptr;
+  context.fixtures_dir = e.fixtures_dir;
+  context.platform = e.platform;
+  CheckerRunOptions options;
+  options.skip = std::move(skip);
+  options.skip.insert(e.companions.skip.begin(), e.companions.skip.end());
+  options.findings_instead = e.companions.findings_instead;
+  options.judges = run->judges_by_name();
+  CheckerRun checked = RunCheckers(checks, context, e.scenario.expect_fail, options);
+  r.findings = std::move(checked.findings);
+  r.checkers = std::move(checked.verdicts);
+  r.outcome = checked.expectation.outcome;
+  r.reason = checked.expectation.reason;
+  HoldInBandAgainstPostRun(run->traces, &r);
+  return r;
+}
+
+}  // namespace lockstep
