@@ -28,13 +28,10 @@ Command AddBlessCommand(CLI::App& app, const CommandEnvironment& env) {
       ->capture_default_str();
   cmd->add_flag("--force", flags->force, "Also bless scenarios whose outcome was not pass");
 
-  return {cmd, [flags, &env]() -> ExitCode {
+  return {cmd, [flags, &env]() -> CommandResult {
             const std::filesystem::path dir = flags->run_dir;
             Result<RunResult> run = ReadRunResultFile((dir / "report.json").string());
-            if (!run.ok()) {
-              *env.err << "lockstep bless: " << run.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            if (!run.ok()) return InvalidArgumentError(run.status().message());
             std::vector<std::string> wanted = flags->scenarios;
             int blessed = 0;
             for (const ScenarioResult& s : run->scenarios) {
@@ -46,26 +43,19 @@ Command AddBlessCommand(CLI::App& app, const CommandEnvironment& env) {
                 continue;
               }
               Result<std::vector<RankTrace>> traces = ReadTraceDir(dir / s.run_dir / "traces", s.ranks);
-              if (!traces.ok()) {
-                *env.err << "lockstep bless: " << s.id << ": " << traces.status().message() << "\n";
-                return ExitCode::kUsageError;
-              }
+              if (!traces.ok()) return InvalidArgumentError(s.id + ": " + traces.status().message());
               const std::string platform = PlatformFingerprint(s.backend);
               // Refused (exit 2) when a trace is cut or missing: the golden mean loss would average
               // fewer ranks than the run had.
               Status written = WriteGolden(flags->fixtures, s.id, platform, *traces);
-              if (!written.ok()) {
-                *env.err << "lockstep bless: " << s.id << ": " << written.message() << "\n";
-                return written.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
-              }
+              LOCKSTEP_RETURN_IF_ERROR(written.WithContext(s.id));
               *env.out << "blessed " << GoldenPath(flags->fixtures, s.id, platform).string() << "\n";
               ++blessed;
             }
-            for (const auto& id : wanted) {
-              *env.err << "lockstep bless: no scenario '" << id << "' in " << (dir / "report.json").string() << "\n";
-              return ExitCode::kUsageError;
+            if (!wanted.empty()) {
+              return InvalidArgumentError("no scenario '" + wanted.front() + "' in " + (dir / "report.json").string());
             }
-            return blessed > 0 || flags->force ? ExitCode::kPassed : ExitCode::kCheckFailed;
+            return blessed > 0 || flags->force ? CommandVerdict::kPassed : CommandVerdict::kFailed;
           }};
 }
 

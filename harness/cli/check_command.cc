@@ -53,14 +53,10 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
                 "Write into an --out directory that exists, is not empty and is not a lockstep run directory");
   AddReportFlags(*cmd, flags->reports);
 
-  return {cmd, [flags, &env]() -> ExitCode {
-            std::ostream& err = *env.err;
+  return {cmd, [flags, &env]() -> CommandResult {
             const std::filesystem::path dir = flags->dir;
             Result<std::vector<RecordedScenario>> found = FindRecordedScenarios(dir);
-            if (!found.ok()) {
-              err << "lockstep check: " << found.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            if (!found.ok()) return InvalidArgumentError(found.status().message());
             std::vector<std::string> ids;
             for (const RecordedScenario& s : *found) ids.push_back(s.id);
             ReportOutputs outputs = flags->reports;
@@ -74,10 +70,7 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
                 ready = PrepareRunDirectory(flags->out, {}, flags->reuse_out);
               }
             }
-            if (!ready.ok()) {
-              err << "lockstep check: " << ready.message() << "\n";
-              return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
-            }
+            LOCKSTEP_RETURN_IF_ERROR(ready);
 
             RunOptions options;
             for (const auto& arg : env.command_line) {
@@ -100,7 +93,7 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
             result.context.duration_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             console.OnRunEnd(result);
-            return FinishWithReports(result, outputs, "check", *env.out, err);
+            return FinishWithReports(result, outputs, *env.out);
           }};
 }
 

@@ -24,16 +24,12 @@ CommandEnvironment MakeCommandEnvironment(int argc, const char* const* argv, std
   return env;
 }
 
-std::optional<std::vector<Scenario>> LoadScenariosOrReport(const std::vector<std::string>& paths,
-                                                           const CommandEnvironment& env, const char* command) {
+Result<std::vector<Scenario>> LoadScenariosPrinting(const std::vector<std::string>& paths,
+                                                    const CommandEnvironment& env) {
   std::vector<Diagnostic> diagnostics;
   Result<std::vector<Scenario>> loaded = LoadScenarios(paths, env.load_options, &diagnostics);
   for (const Diagnostic& d : diagnostics) *env.err << d.ToString() << "\n";
-  if (!loaded.ok()) {
-    *env.err << "lockstep " << command << ": " << loaded.status().message() << "\n";
-    return std::nullopt;
-  }
-  return std::move(loaded).value();
+  return loaded;
 }
 
 }  // namespace lockstep

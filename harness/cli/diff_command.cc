@@ -36,24 +36,20 @@ Command AddDiffCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_flag("--json", flags->json,
                 "Print the comparison as JSON (schema lockstep.diff/1, every difference uncapped) instead of text");
 
-  return {cmd, [flags, &env]() -> ExitCode {
+  return {cmd, [flags, &env]() -> CommandResult {
             RunDiffOptions options;
             if (!flags->scenario.empty()) options.scenario = flags->scenario;
             Result<RunDiff> diff = DiffRunDirs(flags->a, flags->b, options);
-            if (!diff.ok()) {
-              *env.err << "lockstep diff: " << diff.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            if (!diff.ok()) return InvalidArgumentError(diff.status().message());
             if (flags->json) {
               *env.out << RunDiffToJson(*diff).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
                        << "\n";
             } else {
               *env.out << RunDiffText(*diff);
             }
-            if (diff->Count(ScenarioDiff::Verdict::kDifferent) > 0) return ExitCode::kCheckFailed;
-            if (diff->Identical()) return ExitCode::kPassed;
-            *env.err << "lockstep diff: nothing to compare: no scenario in both runs has traces in both\n";
-            return ExitCode::kUsageError;
+            if (diff->Count(ScenarioDiff::Verdict::kDifferent) > 0) return CommandVerdict::kFailed;
+            if (diff->Identical()) return CommandVerdict::kPassed;
+            return InvalidArgumentError("nothing to compare: no scenario in both runs has traces in both");
           }};
 }
 

@@ -139,16 +139,15 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->required()
       ->type_name("-- COMMAND [ARGS...]");
 
-  return {cmd, [flags, &env]() -> ExitCode {
+  return {cmd, [flags, &env]() -> CommandResult {
             std::ostream& err = *env.err;
             const char* path_var = std::getenv("PATH");
             std::optional<std::filesystem::path> program =
                 FindExecutable(flags->command.front(), path_var ? path_var : "");
             if (!program) {
-              err << "lockstep exec: COMMAND '" << flags->command.front()
-                  << "' not found: no executable file of that name"
-                  << (flags->command.front().find('/') == std::string::npos ? " on PATH" : "") << "\n";
-              return ExitCode::kUsageError;
+              return InvalidArgumentError("COMMAND '" + flags->command.front() +
+                                          "' not found: no executable file of that name" +
+                                          (flags->command.front().find('/') == std::string::npos ? " on PATH" : ""));
             }
             const std::string id = flags->name.empty() ? ExecScenarioId(flags->command) : flags->name;
             Status ready = CheckId(id, flags->name.empty() ? "scenario id (from COMMAND; --name sets it)" : "--name");
@@ -176,10 +175,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             if (ready.ok()) ready = recorders.status();
             if (ready.ok()) ready = CheckReportFiles(outputs, flags->out, {id});
             if (ready.ok()) ready = PrepareRunDirectory(flags->out, {id}, flags->reuse_out);
-            if (!ready.ok()) {
-              err << "lockstep exec: " << ready.message() << "\n";
-              return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
-            }
+            LOCKSTEP_RETURN_IF_ERROR(ready);
 
             ExecProgramOptions exec;
             exec.command = flags->command;
@@ -222,9 +218,8 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             ScenarioRunner runner(options, &console, rank_program, ProcessLauncher());
             RunResult result = runner.RunAll({scenario});
             result.context.backend = "the program's own";
-            const ExitCode code = FinishWithReports(result, outputs, "exec", *env.out, err);
-            if (runner.interrupted() && code != ExitCode::kHarnessError) return ExitCode::kHarnessError;
-            return code;
+            LOCKSTEP_ASSIGN_OR_RETURN(const CommandVerdict verdict, FinishWithReports(result, outputs, *env.out));
+            return runner.interrupted() ? CommandVerdict::kHarnessError : verdict;
           }};
 }
 

@@ -13,14 +13,13 @@ Command AddListCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("paths", *paths, "Folders searched recursively for *.yaml and *.yml, or scenario files")
       ->required()
       ->type_name("DIR|FILE");
-  return {cmd, [paths, &env]() {
-            std::optional<std::vector<Scenario>> loaded = LoadScenariosOrReport(*paths, env, "list");
-            if (!loaded) return ExitCode::kUsageError;
+  return {cmd, [paths, &env]() -> CommandResult {
+            LOCKSTEP_ASSIGN_OR_RETURN(std::vector<Scenario> loaded, LoadScenariosPrinting(*paths, env));
             std::vector<std::string> ids;
-            for (const Scenario& s : *loaded) ids.push_back(s.name);
+            for (const Scenario& s : loaded) ids.push_back(s.name);
             std::sort(ids.begin(), ids.end());
             for (const std::string& id : ids) *env.out << id << "\n";
-            return ExitCode::kPassed;
+            return CommandVerdict::kPassed;
           }};
 }
 

@@ -7,6 +7,38 @@
 
 #include "harness/cli/command.h"
 
+namespace {
+
+using lockstep::CommandResult;
+using lockstep::CommandVerdict;
+using lockstep::ExitCode;
+using lockstep::StatusCode;
+
+// The process exit code of a command's result: the program's one mapping.
+ExitCode ExitCodeOf(const CommandResult& result) {
+  if (!result.ok()) {
+    const StatusCode code = result.status().code();
+    // Bad input: nothing ran. Anything else is the harness failing.
+    const bool input = code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound;
+    return input ? ExitCode::kUsageError : ExitCode::kHarnessError;
+  }
+  switch (*result) {
+    case CommandVerdict::kPassed: return ExitCode::kPassed;
+    case CommandVerdict::kFailed: return ExitCode::kCheckFailed;
+    case CommandVerdict::kHarnessError: return ExitCode::kHarnessError;
+  }
+  return ExitCode::kHarnessError;
+}
+
+// "trace dump": the command and the subcommands of it that were picked.
+std::string CommandPath(const CLI::App& app) {
+  std::string path = app.get_name();
+  for (const CLI::App* sub : app.get_subcommands()) path += " " + CommandPath(*sub);
+  return path;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace lockstep;
   // A closed stdout (`lockstep exec ... | head`) is a failed write, never a SIGPIPE death: the run
@@ -51,7 +83,10 @@ int main(int argc, char** argv) {
       return code == 0 ? ToInt(ExitCode::kPassed) : ToInt(ExitCode::kUsageError);
     }
     for (const Command& command : commands) {
-      if (command.app->parsed()) return ToInt(command.run());
+      if (!command.app->parsed()) continue;
+      const CommandResult result = command.run();
+      if (!result.ok()) *env.err << "lockstep " << CommandPath(*command.app) << ": " << result.status().message() << "\n";
+      return ToInt(ExitCodeOf(result));
     }
     *env.err << app.help();
     return ToInt(ExitCode::kUsageError);

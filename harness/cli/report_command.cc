@@ -34,41 +34,31 @@ Command AddReportCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("DIR");
   AddReportFlags(*cmd, flags->reports);
 
-  return {cmd, [flags, &env]() -> ExitCode {
+  return {cmd, [flags, &env]() -> CommandResult {
             const std::filesystem::path report = std::filesystem::path(flags->dir) / "report.json";
             std::error_code ec;
             if (!std::filesystem::is_regular_file(report, ec)) {
-              *env.err << "lockstep report: " << report.string() << ": no such file (DIR must be the --out folder "
-                       << "of a `lockstep run`)\n";
-              return ExitCode::kUsageError;
+              return InvalidArgumentError(report.string() +
+                                          ": no such file (DIR must be the --out folder of a `lockstep run`)");
             }
             Result<RunResult> result = ReadRunResultFile(report.string());
-            if (!result.ok()) {
-              *env.err << "lockstep report: " << result.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            if (!result.ok()) return InvalidArgumentError(result.status().message());
             // Rendering must not destroy what it renders from: no output on the run's own files.
             std::vector<std::string> ids;
             for (const ScenarioResult& s : result->scenarios) ids.push_back(s.run_dir.empty() ? s.id : s.run_dir);
             // Nor two outputs on one file (--html X --markdown X kept only the last).
-            if (Status ok = CheckReportFiles(flags->reports, flags->dir, ids); !ok.ok()) {
-              *env.err << "lockstep report: " << ok.message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            LOCKSTEP_RETURN_IF_ERROR(CheckReportFiles(flags->reports, flags->dir, ids));
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->dir;
             outputs.write_json = false;
             Status written = WriteReports(*result, outputs, *env.out);
             ConsoleReporter(*env.out, /*interactive=*/false).OnRunEnd(*result);
-            if (!written.ok()) {
-              *env.err << "lockstep report: writing reports: " << written.ToString() << "\n";
-              return ExitCode::kHarnessError;
-            }
+            if (!written.ok()) return IoError("writing reports: " + written.ToString());
             for (const ReportFlag& flag : ReportFileFlags()) {
               const std::string& path = outputs.files[flag.format];
               if (!path.empty()) *env.out << flag.format << ": " << path << "\n";
             }
-            return ExitCode::kPassed;
+            return CommandVerdict::kPassed;
           }};
 }
 

@@ -73,24 +73,20 @@ Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::
   return first;
 }
 
-ExitCode FinishWithReports(const RunResult& result, const ReportOutputs& outputs, const char* command,
-                           std::ostream& out, std::ostream& err) {
+CommandResult FinishWithReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out) {
   Status written = WriteReports(result, outputs, out);
-  if (!written.ok()) {
-    err << "lockstep " << command << ": writing reports: " << written.ToString() << "\n";
-    return ExitCode::kHarnessError;
-  }
+  if (!written.ok()) return IoError("writing reports: " + written.ToString());
   if (outputs.write_json) out << "report: " << (outputs.dir / "report.json").string() << "\n";
-  return ExitCodeFor(result);
+  return VerdictOf(result);
 }
 
-ExitCode ExitCodeFor(const RunResult& result) {
+CommandVerdict VerdictOf(const RunResult& result) {
   bool failed = false;
   for (const auto& s : result.scenarios) {
-    if (s.outcome == Outcome::kError) return ExitCode::kHarnessError;
+    if (s.outcome == Outcome::kError) return CommandVerdict::kHarnessError;
     failed |= IsFailure(s.outcome);
   }
-  return failed ? ExitCode::kCheckFailed : ExitCode::kPassed;
+  return failed ? CommandVerdict::kFailed : CommandVerdict::kPassed;
 }
 
 }  // namespace lockstep

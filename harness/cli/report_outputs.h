@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/exit_code.h"
+#include "harness/cli/command.h"
 #include "harness/core/status.h"
 #include "harness/result/run_result.h"
 
@@ -36,12 +36,12 @@ Status CheckReportFiles(const ReportOutputs& outputs, const std::filesystem::pat
 // Writes every requested report; the first error is returned, the others are still attempted.
 Status WriteReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out);
 
-// WriteReports, then "report: DIR/report.json" on `out`; the run's exit code (ExitCodeFor), or
-// kHarnessError when a report could not be written (said on `err`, as "lockstep <command>: ...").
-ExitCode FinishWithReports(const RunResult& result, const ReportOutputs& outputs, const char* command,
-                           std::ostream& out, std::ostream& err);
+// WriteReports, then "report: DIR/report.json" on `out`; the run's verdict (VerdictOf), or an
+// IoError when a report could not be written.
+CommandResult FinishWithReports(const RunResult& result, const ReportOutputs& outputs, std::ostream& out);
 
-// 0 all passed, 1 a scenario failed, 3 a scenario hit a harness error (or the run was interrupted).
-ExitCode ExitCodeFor(const RunResult& result);
+// Passed when every scenario passed (or failed as expected), failed when one failed, a harness
+// error when one hit a harness error.
+CommandVerdict VerdictOf(const RunResult& result);
 
 }  // namespace lockstep

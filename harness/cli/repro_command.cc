@@ -150,6 +150,165 @@ std::string ReadFile(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+
+// What repro re-runs: the scenario of the report, the finding it stops at, the file it loads.
+struct ReproPlan {
+  ScenarioResult recorded;
+  Finding finding;
+  bool preferred = false;  // a tensor checker's finding
+  std::filesystem::path file;
+  Scenario scenario;  // loaded after the finding is shown (LoadReproScenario)
+};
+
+Result<ReproPlan> PlanRepro(const ReproFlags& flags, const RunResult& report) {
+  const std::filesystem::path report_file = std::filesystem::path(flags.dir) / "report.json";
+  ReproPlan plan;
+  std::vector<std::string> ids;
+  const ScenarioResult* found = nullptr;
+  for (const auto& s : report.scenarios) {
+    ids.push_back(s.id);
+    if (s.id == flags.scenario) found = &s;
+  }
+  if (!found) {
+    return InvalidArgumentError("no scenario '" + flags.scenario + "' in " + report_file.string() + " (it has: " +
+                                (ids.empty() ? std::string("none") : Join(ids, ", ")) + ")");
+  }
+  plan.recorded = *found;
+  // A run of `lockstep exec` (or a `check` of traces) has no scenario file to re-run.
+  if (plan.recorded.file.empty() && flags.scenario_file.empty()) {
+    return InvalidArgumentError("scenario '" + flags.scenario + "' in " + report_file.string() +
+                                " has no scenario file (it was run by `lockstep exec` or judged by `lockstep check`): "
+                                "repro re-runs scenario files of `lockstep run` only; --scenario-file names one");
+  }
+  const Finding* finding = PickFinding(plan.recorded, &plan.preferred);
+  if (!finding) {
+    return InvalidArgumentError("scenario '" + flags.scenario + "' (" + ToString(plan.recorded.outcome) +
+                                ") has no finding with a step: nothing to stop at and reproduce");
+  }
+  plan.finding = *finding;
+  plan.file = flags.scenario_file.empty() ? plan.recorded.file : flags.scenario_file;
+  return plan;
+}
+
+// The scenario file the plan re-runs, its diagnostics printed.
+Result<Scenario> LoadReproScenario(const ReproFlags& flags, const ReproPlan& plan, const CommandEnvironment& env) {
+  std::vector<Diagnostic> diagnostics;
+  Result<Scenario> scenario = LoadScenarioFile(plan.file, env.load_options, &diagnostics);
+  for (const auto& d : diagnostics) *env.err << d.ToString() << "\n";
+  if (scenario.ok()) return scenario;
+  return InvalidArgumentError("scenario file " + plan.file.string() + ": " + scenario.status().message() +
+                              (flags.scenario_file.empty() ? " (the path report.json records, from the folder "
+                                                             "`lockstep run` ran in; --scenario-file names another)"
+                                                           : ""));
+}
+
+// The re-run up to the finding's step, saving its tensors under `tensors_dir`.
+Status ReRun(const ReproFlags& flags, const RunResult& report, const ReproPlan& plan,
+             const std::filesystem::path& repro_dir, const CommandEnvironment& env) {
+  const int64_t step = *plan.finding.step;
+  LauncherKind launcher = LauncherKind::kMpirun;
+  if (!flags.launcher.empty()) {
+    launcher = *FromString<LauncherKind>(flags.launcher);
+  } else if (auto recorded = FromString<LauncherKind>(report.context.launcher)) {
+    launcher = *recorded;
+  }
+  LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags.mpirun_args, launcher));
+  std::string backend = flags.backend.empty() ? plan.recorded.backend : flags.backend;
+  if (!FromString<Backend>(backend)) backend = ToString(plan.scenario.backend);
+  if (backend == "nccl" && !env.load_options.nccl_available) {
+    return InvalidArgumentError("the scenario ran on nccl and this build has no NCCL; pass --backend mpi or gloo");
+  }
+  LaunchSpec spec;
+  spec.kind = launcher;
+  spec.ranks = plan.scenario.ranks;
+  spec.trace_dir = repro_dir / "traces";
+  spec.log_dir = repro_dir / "logs";
+  spec.hang_timeout_s = plan.scenario.hang_timeout_s;
+  spec.startup_timeout_s = plan.scenario.startup_timeout_s;
+  spec.timeout_s = plan.scenario.timeout_s;
+  spec.mpirun_args = flags.mpirun_args;
+  LockstepRankOptions rank;
+  rank.program = env.program_dir / "lockstep-rank";
+  rank.repro = ReproTarget{step, DumpPatterns(plan.finding), repro_dir / "tensors"};
+  Scenario resolved = plan.scenario;
+  resolved.backend = *FromString<Backend>(backend);
+  const LaunchPaths paths{spec.trace_dir, repro_dir / "scenario.yaml"};
+  std::error_code ec;
+  std::filesystem::remove_all(repro_dir, ec);  // an earlier repro: its tensors must not be compared
+  std::filesystem::create_directories(spec.trace_dir, ec);
+  std::filesystem::create_directories(spec.log_dir, ec);
+  if (ec) return IoError("creating " + repro_dir.string() + ": " + ec.message());
+  LOCKSTEP_RETURN_IF_ERROR(
+      WriteScenarioFile(resolved, paths.scenario_file, "lockstep repro of " + plan.file.string() + " on " + backend));
+  spec.rank_command = LockstepRankProgram(rank).Invocation(resolved, RankRun::kRepro, paths).argv;
+  *env.out << "re-running " << plan.recorded.id << " (" << plan.file.string() << ") on " << plan.scenario.ranks
+           << " ranks, launcher " << ToString(launcher) << ", backend " << backend << ", up to step " << step
+           << ", saving " << Join(rank.repro->dump_patterns, ",") << "\n"
+           << std::flush;
+
+  LOCKSTEP_ASSIGN_OR_RETURN(const LaunchReport launch, Launch(spec));
+  if (launch.ending == LaunchEnding::kClean) return Status::Ok();
+  std::string why = "the re-run ended with " + std::string(ToString(launch.ending)) + " before saving the tensors" +
+                    (launch.message.empty() ? "" : ": " + launch.message);
+  for (const auto& r : launch.ranks) {
+    if (!r.note.empty() && !r.killed_by_launcher) why += "\n  rank " + std::to_string(r.rank) + ": " + r.note;
+  }
+  return InternalError(why + "\n  rank logs: " + spec.log_dir.string());
+}
+
+CommandResult Repro(const ReproFlags& flags, const CommandEnvironment& env) {
+  std::ostream& out = *env.out;
+  const std::filesystem::path dir = flags.dir;
+  Result<RunResult> report = ReadRunResultFile((dir / "report.json").string());
+  if (!report.ok()) return InvalidArgumentError(report.status().message());
+  LOCKSTEP_ASSIGN_OR_RETURN(ReproPlan plan, PlanRepro(flags, *report));
+  const int64_t step = *plan.finding.step;
+  out << "finding: " << plan.finding.checker << " at step " << step;
+  if (!plan.finding.ranks.empty()) out << ", " << RankText(plan.finding.ranks);
+  if (!plan.finding.tensor.empty()) out << ", tensor " << plan.finding.tensor;
+  out << (plan.preferred ? " (the first tensor finding with a step)"
+                         : " (no " + TensorCheckerList() + " finding: the first finding with a step; every tensor is saved)")
+      << "\n  " << plan.finding.message << "\n";
+  LOCKSTEP_ASSIGN_OR_RETURN(plan.scenario, LoadReproScenario(flags, plan, env));
+  if (plan.scenario.ranks != plan.recorded.ranks || plan.scenario.steps != plan.recorded.steps) {
+    *env.err << "lockstep repro: warning: " << plan.file.string() << " now has ranks " << plan.scenario.ranks
+             << ", steps " << plan.scenario.steps << "; the recorded run had ranks " << plan.recorded.ranks
+             << ", steps " << plan.recorded.steps << ": the file changed since\n";
+  }
+  if (step > plan.scenario.steps) {
+    return InvalidArgumentError("the finding's step " + std::to_string(step) + " is past the scenario's " +
+                                std::to_string(plan.scenario.steps) + " steps");
+  }
+  const std::filesystem::path repro_dir = dir / plan.recorded.id / "repro";
+  const std::filesystem::path tensors_dir = repro_dir / "tensors";
+  LOCKSTEP_RETURN_IF_ERROR(ReRun(flags, *report, plan, repro_dir, env));
+
+  const std::filesystem::path summary = repro_dir / "compare.txt";
+  Result<int> compared =
+      RunToFile({(env.program_dir / "lockstep-tensors").string(), "compare", tensors_dir.string()}, summary);
+  if (!compared.ok()) return InternalError("running lockstep-tensors: " + compared.status().ToString());
+  const std::string text = ReadFile(summary);
+  const int code = WIFEXITED(*compared) ? WEXITSTATUS(*compared) : -1;
+  if (code != ToInt(ExitCode::kPassed) && code != ToInt(ExitCode::kCheckFailed)) {
+    *env.err << text;
+    return InternalError("lockstep-tensors compare failed (exit " + std::to_string(code) + ")");
+  }
+  out << "\n" << text << "\n";
+  out << "tensors: " << tensors_dir.string() << "/rank-<r>/<kind>__<name>.pt, listed in each rank's index.json"
+      << "\nsummary: " << summary.string() << "\n";
+  if (auto example = ExampleFile(tensors_dir, plan.finding)) {
+    out << "load one in Python:\n"
+        << "  import torch\n"
+        << "  t = torch.load(" << PythonString(example->string()) << ")\n";
+  }
+  if (code == ToInt(ExitCode::kCheckFailed)) {
+    out << "reproduced: the ranks differ after step " << step << "\n";
+    return CommandVerdict::kPassed;
+  }
+  out << "not reproduced: the saved tensors are identical across ranks after step " << step << "\n";
+  return CommandVerdict::kFailed;
+}
+
 }  // namespace
 
 Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
@@ -178,171 +337,7 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("FILE");
   cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
 
-  return {cmd, [flags, &env]() -> ExitCode {
-            std::ostream& out = *env.out;
-            std::ostream& err = *env.err;
-            const std::filesystem::path dir = flags->dir;
-            Result<RunResult> report = ReadRunResultFile((dir / "report.json").string());
-            if (!report.ok()) {
-              err << "lockstep repro: " << report.status().message() << "\n";
-              return ExitCode::kUsageError;
-            }
-            const ScenarioResult* scenario_result = nullptr;
-            std::vector<std::string> ids;
-            for (const auto& s : report->scenarios) {
-              ids.push_back(s.id);
-              if (s.id == flags->scenario) scenario_result = &s;
-            }
-            if (!scenario_result) {
-              err << "lockstep repro: no scenario '" << flags->scenario << "' in " << (dir / "report.json").string()
-                  << " (it has: " << (ids.empty() ? std::string("none") : Join(ids, ", ")) << ")\n";
-              return ExitCode::kUsageError;
-            }
-            // A run of `lockstep exec` (or a `check` of traces) has no scenario file to re-run.
-            if (scenario_result->file.empty() && flags->scenario_file.empty()) {
-              err << "lockstep repro: scenario '" << flags->scenario << "' in " << (dir / "report.json").string()
-                  << " has no scenario file (it was run by `lockstep exec` or judged by `lockstep check`): repro "
-                     "re-runs scenario files of `lockstep run` only; --scenario-file names one\n";
-              return ExitCode::kUsageError;
-            }
-            bool preferred = false;
-            const Finding* finding = PickFinding(*scenario_result, &preferred);
-            if (!finding) {
-              err << "lockstep repro: scenario '" << flags->scenario << "' (" << ToString(scenario_result->outcome)
-                  << ") has no finding with a step: nothing to stop at and reproduce\n";
-              return ExitCode::kUsageError;
-            }
-            const int64_t step = *finding->step;
-            const std::vector<std::string> patterns = DumpPatterns(*finding);
-            out << "finding: " << finding->checker << " at step " << step;
-            if (!finding->ranks.empty()) out << ", " << RankText(finding->ranks);
-            if (!finding->tensor.empty()) out << ", tensor " << finding->tensor;
-            out << (preferred ? " (the first tensor finding with a step)"
-                              : " (no " + TensorCheckerList() +
-                                    " finding: the first finding with a step; every tensor is saved)")
-                << "\n  " << finding->message << "\n";
-
-            const std::filesystem::path file =
-                std::filesystem::path(flags->scenario_file.empty() ? scenario_result->file : flags->scenario_file);
-            std::vector<Diagnostic> diagnostics;
-            Result<Scenario> scenario = LoadScenarioFile(file, env.load_options, &diagnostics);
-            if (!scenario.ok()) {
-              for (const auto& d : diagnostics) err << d.ToString() << "\n";
-              err << "lockstep repro: scenario file " << file.string() << ": " << scenario.status().message()
-                  << (flags->scenario_file.empty() ? " (the path report.json records, from the folder `lockstep run` "
-                                                     "ran in; --scenario-file names another)"
-                                                   : "")
-                  << "\n";
-              return ExitCode::kUsageError;
-            }
-            if (scenario->ranks != scenario_result->ranks || scenario->steps != scenario_result->steps) {
-              err << "lockstep repro: warning: " << file.string() << " now has ranks " << scenario->ranks << ", steps "
-                  << scenario->steps << "; the recorded run had ranks " << scenario_result->ranks << ", steps "
-                  << scenario_result->steps << ": the file changed since\n";
-            }
-            if (step > scenario->steps) {
-              err << "lockstep repro: the finding's step " << step << " is past the scenario's " << scenario->steps
-                  << " steps\n";
-              return ExitCode::kUsageError;
-            }
-
-            LauncherKind launcher = LauncherKind::kMpirun;
-            if (!flags->launcher.empty()) {
-              launcher = *FromString<LauncherKind>(flags->launcher);
-            } else if (auto recorded = FromString<LauncherKind>(report->context.launcher)) {
-              launcher = *recorded;
-            }
-            if (Status args = CheckMpirunArgs(flags->mpirun_args, launcher); !args.ok()) {
-              err << "lockstep repro: " << args.message() << "\n";
-              return ExitCode::kUsageError;
-            }
-            std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;
-            if (!FromString<Backend>(backend)) backend = ToString(scenario->backend);
-            if (backend == "nccl" && !env.load_options.nccl_available) {
-              err << "lockstep repro: the scenario ran on nccl and this build has no NCCL; pass --backend mpi or gloo\n";
-              return ExitCode::kUsageError;
-            }
-
-            const std::filesystem::path repro_dir = dir / scenario_result->id / "repro";
-            const std::filesystem::path tensors_dir = repro_dir / "tensors";
-            LaunchSpec spec;
-            spec.kind = launcher;
-            spec.ranks = scenario->ranks;
-            spec.trace_dir = repro_dir / "traces";
-            spec.log_dir = repro_dir / "logs";
-            spec.hang_timeout_s = scenario->hang_timeout_s;
-            spec.startup_timeout_s = scenario->startup_timeout_s;
-            spec.timeout_s = scenario->timeout_s;
-            spec.mpirun_args = flags->mpirun_args;
-            LockstepRankOptions rank;
-            rank.program = env.program_dir / "lockstep-rank";
-            rank.repro = ReproTarget{step, patterns, tensors_dir};
-            Scenario resolved = *scenario;
-            resolved.backend = *FromString<Backend>(backend);
-            const LaunchPaths paths{spec.trace_dir, repro_dir / "scenario.yaml"};
-            std::error_code ec;
-            std::filesystem::remove_all(repro_dir, ec);  // an earlier repro: its tensors must not be compared
-            std::filesystem::create_directories(spec.trace_dir, ec);
-            std::filesystem::create_directories(spec.log_dir, ec);
-            if (ec) {
-              err << "lockstep repro: creating " << repro_dir.string() << ": " << ec.message() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            if (Status written = WriteScenarioFile(resolved, paths.scenario_file,
-                                                   "lockstep repro of " + file.string() + " on backend " + backend);
-                !written.ok()) {
-              err << "lockstep repro: " << written.message() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            spec.rank_command = LockstepRankProgram(rank).Invocation(resolved, RankRun::kRepro, paths).argv;
-            out << "re-running " << scenario_result->id << " (" << file.string() << ") on " << scenario->ranks
-                << " ranks, launcher " << ToString(launcher) << ", backend " << backend << ", up to step " << step
-                << ", saving " << Join(patterns, ",") << "\n"
-                << std::flush;
-
-            Result<LaunchReport> launch = Launch(spec);
-            if (!launch.ok()) {
-              err << "lockstep repro: " << launch.status().ToString() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            if (launch->ending != LaunchEnding::kClean) {
-              err << "lockstep repro: the re-run ended with " << ToString(launch->ending) << " before saving the tensors"
-                  << (launch->message.empty() ? "" : ": " + launch->message) << "\n";
-              for (const auto& r : launch->ranks) {
-                if (!r.note.empty() && !r.killed_by_launcher) err << "  rank " << r.rank << ": " << r.note << "\n";
-              }
-              err << "  rank logs: " << spec.log_dir.string() << "\n";
-              return ExitCode::kHarnessError;
-            }
-
-            const std::filesystem::path summary = repro_dir / "compare.txt";
-            Result<int> compared = RunToFile(
-                {(env.program_dir / "lockstep-tensors").string(), "compare", tensors_dir.string()}, summary);
-            if (!compared.ok()) {
-              err << "lockstep repro: running lockstep-tensors: " << compared.status().ToString() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            const std::string text = ReadFile(summary);
-            const int code = WIFEXITED(*compared) ? WEXITSTATUS(*compared) : -1;
-            if (code != ToInt(ExitCode::kPassed) && code != ToInt(ExitCode::kCheckFailed)) {
-              err << text << "lockstep repro: lockstep-tensors compare failed (exit " << code << ")\n";
-              return ExitCode::kHarnessError;
-            }
-            out << "\n" << text << "\n";
-            out << "tensors: " << tensors_dir.string() << "/rank-<r>/<kind>__<name>.pt, listed in each rank's index.json"
-                << "\nsummary: " << summary.string() << "\n";
-            if (auto example = ExampleFile(tensors_dir, *finding)) {
-              out << "load one in Python:\n"
-                  << "  import torch\n"
-                  << "  t = torch.load(" << PythonString(example->string()) << ")\n";
-            }
-            if (code == ToInt(ExitCode::kCheckFailed)) {
-              out << "reproduced: the ranks differ after step " << step << "\n";
-              return ExitCode::kPassed;
-            }
-            out << "not reproduced: the saved tensors are identical across ranks after step " << step << "\n";
-            return ExitCode::kCheckFailed;
-          }};
+  return {cmd, [flags, &env]() -> CommandResult { return Repro(*flags, env); }};
 }
 
 }  // namespace lockstep

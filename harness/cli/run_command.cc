@@ -97,37 +97,21 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
                 "(lockstep still replaces only the scenario folders it made)");
   AddReportFlags(*cmd, flags->reports);
 
-  return {cmd, [flags, &env]() -> ExitCode {
-            std::optional<std::vector<Scenario>> scenarios = LoadScenariosOrReport(flags->inputs, env, "run");
-            if (!scenarios) return ExitCode::kUsageError;
+  return {cmd, [flags, &env]() -> CommandResult {
+            LOCKSTEP_ASSIGN_OR_RETURN(const std::vector<Scenario> scenarios, LoadScenariosPrinting(flags->inputs, env));
             for (const auto& c : flags->checks) {
-              if (MakeChecker(c) == nullptr) {
-                *env.err << "lockstep run: --check " << c << ": no such checker\n";
-                return ExitCode::kUsageError;
-              }
+              if (MakeChecker(c) == nullptr) return InvalidArgumentError("--check " + c + ": no such checker");
             }
-            if (flags->ranks > 0) {
-              for (Scenario s : *scenarios) {
-                if (Status fits = OverrideRanks(flags->ranks, s); !fits.ok()) {
-                  *env.err << "lockstep run: --ranks " << flags->ranks << ": " << fits.message() << "\n";
-                  return ExitCode::kUsageError;
-                }
-              }
+            // Every scenario takes the world size override before the first rank of any starts.
+            for (Scenario s : scenarios) {
+              if (flags->ranks == 0) break;
+              LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(flags->ranks, s).WithContext("--ranks " + std::to_string(flags->ranks)));
             }
-            if (Status ready = CheckOutputs(*flags, *scenarios); !ready.ok()) {
-              *env.err << "lockstep run: " << ready.message() << "\n";
-              return ready.code() == StatusCode::kInvalidArgument ? ExitCode::kUsageError : ExitCode::kHarnessError;
-            }
-            if (Status args = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)); !args.ok()) {
-              *env.err << "lockstep run: " << args.message() << "\n";
-              return ExitCode::kUsageError;
-            }
+            LOCKSTEP_RETURN_IF_ERROR(CheckOutputs(*flags, scenarios));
+            LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)));
             std::string compare_error;
             const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
-            if (!compare) {
-              *env.err << "lockstep run: " << compare_error << "\n";
-              return ExitCode::kUsageError;
-            }
+            if (!compare) return InvalidArgumentError(compare_error);
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *FromString<LauncherKind>(flags->launcher);
@@ -147,12 +131,11 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
 
             ConsoleReporter console = ConsoleReporter::ForStdout();
             ScenarioRunner runner(options, &console);
-            RunResult result = runner.RunAll(*scenarios);
+            RunResult result = runner.RunAll(scenarios);
             ReportOutputs outputs = flags->reports;
             outputs.dir = flags->out;
-            const ExitCode code = FinishWithReports(result, outputs, "run", *env.out, *env.err);
-            if (runner.interrupted() && code != ExitCode::kHarnessError) return ExitCode::kHarnessError;
-            return code;
+            LOCKSTEP_ASSIGN_OR_RETURN(const CommandVerdict verdict, FinishWithReports(result, outputs, *env.out));
+            return runner.interrupted() ? CommandVerdict::kHarnessError : verdict;
           }};
 }
 

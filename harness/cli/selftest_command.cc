@@ -49,22 +49,15 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
       ->check(CLI::IsMember(NameList<Device>()));
   AddReportFlags(*cmd, flags->reports);
 
-  return {cmd, [flags, &env]() -> ExitCode {
-            std::vector<Diagnostic> diagnostics;
-            auto injections = LoadScenarios(flags->catalog, env.load_options, &diagnostics);
-            auto clean = LoadScenarios(flags->clean, env.load_options, &diagnostics);
-            for (const auto& d : diagnostics) *env.err << d.ToString() << "\n";
-            if (!injections.ok() || !clean.ok()) {
-              if (diagnostics.empty()) {
-                *env.err << "lockstep selftest: " << (injections.ok() ? clean.status() : injections.status()).message()
-                         << "\n";
-              }
-              return ExitCode::kUsageError;
-            }
+  return {cmd, [flags, &env]() -> CommandResult {
+            // Both sets are loaded, so that every diagnostic of either is printed at once.
+            Result<std::vector<Scenario>> injections = LoadScenariosPrinting(flags->catalog, env);
+            Result<std::vector<Scenario>> clean = LoadScenariosPrinting(flags->clean, env);
+            LOCKSTEP_RETURN_IF_ERROR(injections.status());
+            LOCKSTEP_RETURN_IF_ERROR(clean.status());
             for (const auto& s : *injections) {
               if (s.inject.empty() || s.expect_fail.empty()) {
-                *env.err << s.location.file << ": selftest catalog scenarios need `inject:` and `expect:`\n";
-                return ExitCode::kUsageError;
+                return InvalidArgumentError(s.location.file + ": selftest catalog scenarios need `inject:` and `expect:`");
               }
             }
 
@@ -116,13 +109,10 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
             outputs.dir = flags->out;
             Status written = WriteReports(result, outputs, *env.out);
             std::ofstream(std::filesystem::path(flags->out) / "detection.md") << table;
-            if (!written.ok()) {
-              *env.err << "lockstep selftest: writing reports: " << written.ToString() << "\n";
-              return ExitCode::kHarnessError;
-            }
-            if (interrupted) return ExitCode::kHarnessError;
+            if (!written.ok()) return IoError("writing reports: " + written.ToString());
+            if (interrupted) return CommandVerdict::kHarnessError;
             const bool all_caught = std::all_of(rows.begin(), rows.end(), [](const DetectionRow& r) { return r.ok(); });
-            return all_caught && fp.false_positives == 0 ? ExitCode::kPassed : ExitCode::kCheckFailed;
+            return all_caught && fp.false_positives == 0 ? CommandVerdict::kPassed : CommandVerdict::kFailed;
           }};
 }
 

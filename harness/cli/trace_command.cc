@@ -30,23 +30,19 @@ Command AddTraceCommand(CLI::App& app, const CommandEnvironment& env) {
       "stderr. Exit 0, or 2 when a file is missing or not a trace (nothing more is printed from it).");
   dump->add_option("files", flags->files, "Trace files")->required()->type_name("FILE");
 
-  return {cmd, [flags, &env]() -> ExitCode {
+  return {cmd, [flags, &env]() -> CommandResult {
             std::ostream& out = *env.out;
             std::ostream& err = *env.err;
             const bool name_files = flags->files.size() > 1;
             for (const std::string& file : flags->files) {
               Result<std::unique_ptr<RankTraceStream>> stream = RankTraceStream::Open(file);
               if (stream.ok() && (*stream)->trace().missing) stream = NotFoundError(file + ": no such trace file");
-              if (!stream.ok()) {
-                err << "lockstep trace dump: " << stream.status().message() << "\n";
-                return ExitCode::kUsageError;
-              }
+              if (!stream.ok()) return InvalidArgumentError(stream.status().message());
               for (;;) {
                 Result<std::optional<TraceRecord>> record = (*stream)->NextRecord();
                 if (!record.ok()) {
                   out.flush();
-                  err << "lockstep trace dump: " << record.status().message() << "\n";
-                  return ExitCode::kUsageError;
+                  return InvalidArgumentError(record.status().message());
                 }
                 if (!*record) break;
                 std::string line = TraceRecordToJson(**record);
@@ -61,7 +57,7 @@ Command AddTraceCommand(CLI::App& app, const CommandEnvironment& env) {
               if ((*stream)->trace().truncated) err << "lockstep trace dump: " << (*stream)->trace().truncation_note << "\n";
             }
             out.flush();
-            return ExitCode::kPassed;
+            return CommandVerdict::kPassed;
           }};
 }
 
