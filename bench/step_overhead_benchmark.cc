@@ -139,7 +139,7 @@ class SteppedRank {
   SteppedRank(const Scenario& scenario, Mode mode) : scenario_(scenario), mode_(mode) {}
   Communicator* world() { return plain_ ? plain_.get() : static_cast<Communicator*>(recording_.get()); }
 
-  // rank_program.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
+  // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
   Status Record(int64_t step, const StepStats* stats) {
     auto t0 = Clock::now();
     LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
@@ -153,7 +153,7 @@ class SteppedRank {
     return Status::Ok();
   }
 
-  // rank_program.cc's own call: the 16-byte digest all-gather (and, at a mismatch, which a clean
+  // run_rank.cc's own call: the 16-byte digest all-gather (and, at a mismatch, which a clean
   // run never has, the tables). Timed alone as compare_seconds().
   Status CompareAcrossRanks(const StepRecord& record) {
     auto t0 = Clock::now();

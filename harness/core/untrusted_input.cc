@@ -1,37 +1,75 @@
 #include "harness/core/untrusted_input.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 
 namespace lockstep {
 
-Result<std::string> ReadBoundedFile(const std::filesystem::path& path, std::uintmax_t max_bytes,
-                                    const std::string& what) {
+BoundedRead ReadBounded(const std::filesystem::path& path, std::uintmax_t max_bytes) {
   namespace fs = std::filesystem;
+  using Problem = BoundedRead::Problem;
+  BoundedRead read;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) return NotFoundError(path.string() + ": no such " + what + " file");
-  if (fs::is_directory(status)) return InvalidArgumentError(path.string() + ": is a directory, not a " + what + " file");
-  if (!fs::is_regular_file(status)) return InvalidArgumentError(path.string() + ": is not a regular file");
+  if (!fs::exists(status)) {
+    read.problem = ec && ec != std::errc::no_such_file_or_directory ? Problem::kCannotAccess : Problem::kMissing;
+    read.detail = ec.message();
+    return read;
+  }
+  if (fs::is_directory(status)) read.problem = Problem::kFolder;
+  else if (!fs::is_regular_file(status)) read.problem = Problem::kNotRegular;
+  if (read.problem != Problem::kNone) return read;
+  // Refused before reading when the size says so: what reads it grows with the input.
   const std::uintmax_t size = fs::file_size(path, ec);
-  auto too_large = [&](const std::string& size_text) {
-    return InvalidArgumentError(path.string() + ": " + what + " file is " + size_text + "; at most " +
-                                std::to_string(max_bytes) + " bytes are read");
-  };
-  if (!ec && size > max_bytes) return too_large(std::to_string(size) + " bytes");
+  if (!ec && size > max_bytes) {
+    read.problem = Problem::kTooLarge;
+    read.size = size;
+    return read;
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(path.string() + ": cannot open the " + what + " file");
+  if (!in) {
+    read.problem = Problem::kCannotOpen;
+    read.detail = std::strerror(errno);
+    return read;
+  }
   // Read in chunks up to one byte past the limit: the file may have grown since the size check.
-  std::string bytes;
-  bytes.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(ec ? 0 : size, max_bytes)));
+  read.bytes.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(ec ? 0 : size, max_bytes)));
   char chunk[1 << 16];
   while (in) {
     in.read(chunk, sizeof chunk);
-    bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (bytes.size() > max_bytes) return too_large("larger than that");
+    read.bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (read.bytes.size() > max_bytes) {
+      read.problem = Problem::kTooLarge;
+      read.bytes.clear();
+      return read;
+    }
   }
-  if (in.bad()) return IoError(path.string() + ": cannot read the " + what + " file");
-  return bytes;
+  if (in.bad()) read.problem = Problem::kCannotRead;
+  return read;
+}
+
+Result<std::string> ReadBoundedFile(const std::filesystem::path& path, std::uintmax_t max_bytes,
+                                    const std::string& what) {
+  using Problem = BoundedRead::Problem;
+  BoundedRead read = ReadBounded(path, max_bytes);
+  const std::string file = path.string() + ": ";
+  switch (read.problem) {
+    case Problem::kNone: return std::move(read.bytes);
+    case Problem::kMissing:
+    case Problem::kCannotAccess: return NotFoundError(file + "no such " + what + " file");
+    case Problem::kFolder: return InvalidArgumentError(file + "is a directory, not a " + what + " file");
+    case Problem::kNotRegular: return InvalidArgumentError(file + "is not a regular file");
+    case Problem::kTooLarge:
+      return InvalidArgumentError(file + what + " file is " +
+                                  (read.size ? std::to_string(*read.size) + " bytes" : "larger than that") +
+                                  "; at most " + std::to_string(max_bytes) + " bytes are read");
+    case Problem::kCannotOpen: return IoError(file + "cannot open the " + what + " file");
+    case Problem::kCannotRead: return IoError(file + "cannot read the " + what + " file");
+  }
+  return IoError(file + "cannot read the " + what + " file");
 }
 
 std::string TextPositionOf(std::string_view text, std::size_t offset) {

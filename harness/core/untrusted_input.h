@@ -26,6 +26,17 @@ inline constexpr int kMaxJsonDepth = 64;
 // world_size, report.json's `ranks`): a reader sizes nothing by a larger claim.
 inline constexpr int kMaxWorldSize = 65536;
 
+// A file read whole, at most `max_bytes`, or why not: the one bounded read, for callers that word
+// its problems their own way (the scenario loader's diagnostics).
+struct BoundedRead {
+  enum class Problem { kNone, kMissing, kCannotAccess, kFolder, kNotRegular, kTooLarge, kCannotOpen, kCannotRead };
+  Problem problem = Problem::kNone;
+  std::string bytes;                  // the file, when there is no problem
+  std::optional<std::uintmax_t> size;  // kTooLarge: the size found before reading, if it was found then
+  std::string detail;                 // kCannotAccess, kCannotOpen: the system's reason
+};
+BoundedRead ReadBounded(const std::filesystem::path& path, std::uintmax_t max_bytes);
+
 // The whole of a regular file, or an error naming it: not found, a folder or another non-file
 // ("is a directory, not a file"), larger than `max_bytes`, unreadable. `what` names the kind of
 // file in messages ("trace", "report").

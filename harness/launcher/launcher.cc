@@ -75,7 +75,7 @@ std::string LastLines(const std::string& text, int n) {
 }
 
 // What a rank that stopped on a harness error said: "lockstep-rank R: <message>" is the last
-// thing it prints (harness/rank/rank_program.cc); empty when its log has no such line.
+// thing it prints (harness/rank/run_rank.cc); empty when its log has no such line.
 std::string RankErrorFromLog(const std::filesystem::path& log) {
   const std::string text = ReadFileTail(log, 16 * 1024);
   std::istringstream in(text);

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "harness/core/untrusted_input.h"
 #include "harness/scenario/internal/scenario_builder.h"
 #include "harness/scenario/internal/source_text.h"
 #include "harness/scenario/internal/yaml_documents.h"
@@ -67,48 +68,33 @@ struct ParsedFile {
   YAML::Node root;
 };
 
+// A file's read problem as the diagnostic a scenario file gets, or nullopt when it was read.
+std::optional<Diagnostic> ReadProblem(const BoundedRead& read, const std::string& display) {
+  using Problem = BoundedRead::Problem;
+  const std::string limit = "a scenario file may be at most 1 MiB (" + std::to_string(kMaxScenarioFileBytes) + " bytes)";
+  switch (read.problem) {
+    case Problem::kNone: return std::nullopt;
+    case Problem::kMissing: return Diagnostic{At(display), "no such file or directory"};
+    case Problem::kCannotAccess: return Diagnostic{At(display), "cannot access: " + read.detail};
+    case Problem::kFolder: return Diagnostic{At(display), "is a folder, not a scenario file"};
+    case Problem::kNotRegular: return Diagnostic{At(display), "is not a regular file"};
+    case Problem::kTooLarge:
+      return Diagnostic{At(display, 1, 1), read.size ? "file is " + std::to_string(*read.size) + " bytes; " + limit
+                                                     : "file is larger than 1 MiB; " + limit};
+    case Problem::kCannotOpen: return Diagnostic{At(display), "cannot open: " + read.detail};
+    case Problem::kCannotRead: return Diagnostic{At(display), "cannot read the file"};
+  }
+  return Diagnostic{At(display), "cannot read the file"};
+}
+
 std::optional<ParsedFile> ReadAndParse(const fs::path& path, const std::string& display, std::vector<Diagnostic>& out) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) {
-    out.push_back({At(display), ec && ec != std::errc::no_such_file_or_directory ? "cannot access: " + ec.message()
-                                                                                   : "no such file or directory"});
+  // A scenario is a few dozen lines, and yaml-cpp's memory and time grow with the input.
+  BoundedRead read = ReadBounded(path, kMaxScenarioFileBytes);
+  if (std::optional<Diagnostic> problem = ReadProblem(read, display)) {
+    out.push_back(std::move(*problem));
     return std::nullopt;
   }
-  if (fs::is_directory(status)) {
-    out.push_back({At(display), "is a folder, not a scenario file"});
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(status)) {
-    out.push_back({At(display), "is not a regular file"});
-    return std::nullopt;
-  }
-  // Refuse a huge file before reading it: a scenario is a few dozen lines, and yaml-cpp's
-  // memory and time grow with the input.
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > kMaxScenarioFileBytes) {
-    out.push_back({At(display, 1, 1), "file is " + std::to_string(size) + " bytes; a scenario file may be at most 1 MiB (" +
-                                          std::to_string(kMaxScenarioFileBytes) + " bytes)"});
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    out.push_back({At(display), std::string("cannot open: ") + std::strerror(errno)});
-    return std::nullopt;
-  }
-  // Bounded read: the file may have grown since the size check.
-  std::string bytes(kMaxScenarioFileBytes + 1, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) {
-    out.push_back({At(display), "cannot read the file"});
-    return std::nullopt;
-  }
-  if (bytes.size() > kMaxScenarioFileBytes) {
-    out.push_back({At(display, 1, 1), "file is larger than 1 MiB; a scenario file may be at most 1 MiB (" +
-                                          std::to_string(kMaxScenarioFileBytes) + " bytes)"});
-    return std::nullopt;
-  }
+  std::string bytes = std::move(read.bytes);
 
   auto text = std::make_shared<SourceText>(std::move(bytes));
   // Checked before parsing: yaml-cpp passes invalid bytes through into strings.
