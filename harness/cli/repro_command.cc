@@ -255,6 +255,10 @@ Command AddReproCommand(CLI::App& app, const CommandEnvironment& env) {
               err << "lockstep repro: " << args.message() << "\n";
               return ExitCode::kUsageError;
             }
+            if (Status scenario_launcher = CheckScenarioLauncher(launcher); !scenario_launcher.ok()) {
+              err << "lockstep repro: " << scenario_launcher.message() << "\n";
+              return ExitCode::kUsageError;
+            }
             std::string backend = flags->backend.empty() ? scenario_result->backend : flags->backend;
             if (!FromString<Backend>(backend)) backend = ToString(scenario->backend);
             if (backend == "nccl" && !env.load_options.nccl_available) {

@@ -122,6 +122,10 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
               *env.err << "lockstep run: " << args.message() << "\n";
               return ExitCode::kUsageError;
             }
+            if (Status launcher = CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)); !launcher.ok()) {
+              *env.err << "lockstep run: " << launcher.message() << "\n";
+              return ExitCode::kUsageError;
+            }
             std::string compare_error;
             const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
             if (!compare) {
