@@ -1,10 +1,11 @@
 """A Lightning bug from its issue tracker (Lightning-AI/pytorch-lightning#19045, documented in
 #19056): `self.log(..., sync_dist=True)` called on rank 0 only. With `sync_dist=True`, Lightning
 all-reduces the value at the `self.log` call, so the all-reduce runs on rank 0 alone; the other
-ranks go on to DDP's gradient all-reduce, and the job errors or deadlocks. (The documented fix:
-call `self.log` on every rank, or pass `rank_zero_only=True` instead of syncing.) Here rank 0
-starts logging its loss at step 3 (an `if self.global_rank == 0:` around the log call).
-lockstep's `collective_order` names rank 0's extra all_reduce(float32, 1) at step 3.
+ranks go on to DDP's gradient all-reduce, and the job deadlocks. (The documented fix: call
+`self.log` on every rank, or pass `rank_zero_only=True` instead of syncing.) Here rank 0 starts
+logging its loss at step 3 (an `if self.global_rank == 0:` around the log call). Lightning's
+sync is a barrier, then the all-reduce: lockstep's `collective_order` names rank 0's barrier() at
+step 3 against the others' gradient all_reduce(float32, 676, sum), and the hang that follows.
 
 Otherwise as clean_lightning.py: `Trainer(strategy="ddp", accelerator="cpu")`, a tiny MLP,
 synthetic data.
