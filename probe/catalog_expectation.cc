@@ -68,6 +68,7 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     c.repeats = j.value("repeats", 1);
     c.why = j.value("why", "");
     c.launcher = j.value("launcher", "local");
+    if (j.contains("hang_timeout")) c.hang_timeout_s = j["hang_timeout"].get<double>();
     for (const json& f : j.at("findings")) {
       ExpectedFinding e;
       e.checker = f.at("checker").get<std::string>();
@@ -82,8 +83,11 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     return InvalidArgumentError(where + ": " + e.what());
   }
   if (c.ranks < 1 || c.repeats < 1) return InvalidArgumentError(where + ": ranks and repeats must be at least 1");
-  if (c.launcher != "local" && c.launcher != "mpirun") {
-    return InvalidArgumentError(where + ": launcher \"" + c.launcher + "\": expected local or mpirun");
+  if (c.launcher != "local" && c.launcher != "mpirun" && c.launcher != "torchrun" && c.launcher != "accelerate") {
+    return InvalidArgumentError(where + ": launcher \"" + c.launcher + "\": expected local, mpirun, torchrun or accelerate");
+  }
+  if (c.hang_timeout_s && !(*c.hang_timeout_s >= 1.0)) {
+    return InvalidArgumentError(where + ": hang_timeout must be at least 1 (seconds)");
   }
   if (!std::filesystem::exists(c.program)) return InvalidArgumentError(where + ": no program " + c.program.string());
   return c;

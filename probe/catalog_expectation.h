@@ -7,7 +7,10 @@
 //     "ranks": 3,                      // how many ranks to start
 //     "repeats": 5,                    // runs that must all match (clean programs: flakiness)
 //     "why": "...",                    // one line for people
-//     "launcher": "mpirun",            // how `lockstep exec` starts it: local (default) or mpirun
+//     "launcher": "mpirun",            // how `lockstep exec` starts it: local (default), mpirun,
+//                                      // torchrun or accelerate
+//     "hang_timeout": 20,              // exec's --hang-timeout for a bug that hangs (default: the
+//                                      // test's own, generous); seconds, at least 1
 //     "findings": [                    // each must be reported, once, by its checker
 //       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
 //        "message_contains": ["..."]}  // step, ranks, tensor, message_contains: optional
@@ -43,7 +46,8 @@ struct CatalogExpectation {
   int ranks = 2;
   int repeats = 1;
   std::string why;
-  std::string launcher = "local";  // `lockstep exec --launcher`: local or mpirun (an MPI program)
+  std::string launcher = "local";  // `lockstep exec --launcher`: local, mpirun (an MPI program), torchrun, accelerate
+  std::optional<double> hang_timeout_s;  // `lockstep exec --hang-timeout`; unset: the test's default
   std::vector<ExpectedFinding> findings;
   std::vector<std::string> also;
 };

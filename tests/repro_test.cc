@@ -211,6 +211,18 @@ TEST_F(ReproInputTest, PrefersATensorFindingAndNeedsTheScenarioFile) {
   EXPECT_NE(finite.out.find("every tensor is saved"), std::string::npos) << finite.out;
 }
 
+// torchrun and accelerate start a user's Python program (`lockstep exec`), never lockstep-rank.
+TEST_F(ReproInputTest, RefusesTheLaunchersOfExecOnly) {
+  for (const std::string launcher : {"torchrun", "accelerate"}) {
+    ProgramResult r = Lockstep({"repro", dir_.string(), "ddp_grad_not_reduced", "--scenario-file",
+                                "scenarios/clean/ddp_mlp.yaml", "--launcher", launcher});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("lockstep repro: --launcher " + launcher + ": only for `lockstep exec`"), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ddp_grad_not_reduced" / "repro"));
+  }
+}
+
 TEST_F(ReproInputTest, NotARunDirectory) {
   ProgramResult r = Lockstep({"repro", (dir_ / "missing").string(), "ddp_mlp_basic"});
   EXPECT_EQ(r.exit_code, 2);

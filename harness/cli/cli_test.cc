@@ -201,6 +201,8 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
       {{"--ranks", "0"}, "--ranks: Value 0 not in range 1 to 65536"},
       {{"--launcher", "local", "--mpirun-args", "--mca"},
        "--mpirun-args: only for --launcher mpirun or srun; the ranks start with --launcher local here"},
+      {{"--launcher", "torchrun"}, "--launcher torchrun: only for `lockstep exec`"},
+      {{"--launcher", "accelerate"}, "--launcher accelerate: only for `lockstep exec`"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"run", "s.yaml"};

@@ -98,7 +98,9 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("DIR");
   cmd->add_option("--launcher", flags->launcher,
                   "How ranks start: local (default: N processes on this machine, as torchrun does), mpirun, srun "
-                  "(torchrun's variables filled in from the launcher's), none (already inside a job)")
+                  "(torchrun's variables filled in from the launcher's), none (already inside a job), torchrun "
+                  "(torchrun --nproc-per-node N --max-restarts 0), accelerate (accelerate launch, configured on "
+                  "its command line); torchrun and accelerate are looked up on PATH")
       ->capture_default_str()
       ->check(CLI::IsMember(NameList<LauncherKind>()));
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,

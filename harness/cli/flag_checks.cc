@@ -30,4 +30,12 @@ Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind
                               std::string(ToString(launcher)) + " here, which would ignore them");
 }
 
+Status CheckScenarioLauncher(LauncherKind launcher) {
+  if (launcher != LauncherKind::kTorchrun && launcher != LauncherKind::kAccelerate) return Status::Ok();
+  return InvalidArgumentError(std::string("--launcher ") + ToString(launcher) +
+                              ": only for `lockstep exec` (your own program, started by " + ToString(launcher) +
+                              "); lockstep's scenarios start with --launcher mpirun, srun, local or none "
+                              "(local starts the ranks the way torchrun does)");
+}
+
 }  // namespace lockstep

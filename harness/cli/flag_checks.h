@@ -19,4 +19,9 @@ CLI::Validator SecondsBetween(double min, double max);
 // none it would be dropped without a word, so it is refused (InvalidArgument, naming the flag).
 Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind launcher);
 
+// torchrun and accelerate start a Python program (`lockstep exec`); lockstep's own scenarios
+// (`lockstep run`, `lockstep repro`) start lockstep-rank with mpirun, srun, local or none, so
+// those two are refused there (InvalidArgument, naming the flag and what to use instead).
+Status CheckScenarioLauncher(LauncherKind launcher);
+
 }  // namespace lockstep

@@ -109,6 +109,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             }
             LOCKSTEP_RETURN_IF_ERROR(CheckOutputs(*flags, scenarios));
             LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)));
+            LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
             std::string compare_error;
             const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
             if (!compare) return InvalidArgumentError(compare_error);

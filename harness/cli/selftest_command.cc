@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "harness/cli/command.h"
+#include "harness/cli/flag_checks.h"
 #include "harness/cli/report_outputs.h"
 #include "harness/runner/scenario_runner.h"
 #include "harness/selftest/detection_table.h"
@@ -55,6 +56,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
             Result<std::vector<Scenario>> clean = LoadScenariosPrinting(flags->clean, env);
             LOCKSTEP_RETURN_IF_ERROR(injections.status());
             LOCKSTEP_RETURN_IF_ERROR(clean.status());
+            LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
             for (const auto& s : *injections) {
               if (s.inject.empty() || s.expect_fail.empty()) {
                 return InvalidArgumentError(s.location.file + ": selftest catalog scenarios need `inject:` and `expect:`");

@@ -33,6 +33,26 @@ bool IsExecutableFile(const std::filesystem::path& p) {
 constexpr const char* kRedirectScript =
     "exec \"$0\" \"$@\" >\"$LOCKSTEP_LOG_DIR/rank-${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}.log\" 2>&1";
 
+// The same for a rank that torchrun (or accelerate launch) started: torchrun names it in RANK.
+constexpr const char* kTorchrunRedirectScript = "exec \"$0\" \"$@\" >\"$LOCKSTEP_LOG_DIR/rank-${RANK:-0}.log\" 2>&1";
+
+// Where torchrun's ranks meet: spec.env's MASTER_ADDR and MASTER_PORT when given, else this host
+// and a port free a moment ago.
+std::string MasterAddr(const LaunchSpec& spec) {
+  return spec.env.count("MASTER_ADDR") ? spec.env.at("MASTER_ADDR") : std::string("127.0.0.1");
+}
+std::string MasterPort(const LaunchSpec& spec, int master_port) {
+  return spec.env.count("MASTER_PORT") ? spec.env.at("MASTER_PORT") : std::to_string(master_port);
+}
+
+// What follows the launcher's own flags: the program as given, each rank's output to its log.
+void AppendRedirectedRankCommand(const LaunchSpec& spec, LaunchCommand& cmd) {
+  cmd.argv.push_back("/bin/sh");
+  cmd.argv.push_back("-c");
+  cmd.argv.push_back(kTorchrunRedirectScript);
+  cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
+}
+
 }  // namespace
 
 std::string ShellQuote(const std::string& word) {
@@ -123,6 +143,42 @@ LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun) {
               "--output=" + (spec.log_dir / "rank-%t.log").string()};
   cmd.argv.insert(cmd.argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
+  cmd.output = LauncherLogPath(spec.log_dir);
+  return cmd;
+}
+
+LaunchCommand TorchrunCommand(const LaunchSpec& spec, const std::string& torchrun, int master_port) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.env[kLogDirEnv] = spec.log_dir.string();
+  cmd.argv = {torchrun,        "--nnodes",      "1",
+              "--nproc-per-node", std::to_string(spec.ranks),
+              // A failed rank ends the job (the others are stopped), never a restart of them all.
+              "--max-restarts", "0",
+              "--master-addr", MasterAddr(spec),
+              "--master-port", MasterPort(spec, master_port),
+              "--no-python"};
+  AppendRedirectedRankCommand(spec, cmd);
+  cmd.output = LauncherLogPath(spec.log_dir);
+  return cmd;
+}
+
+LaunchCommand AccelerateCommand(const LaunchSpec& spec, const std::string& accelerate, int master_port) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.env[kLogDirEnv] = spec.log_dir.string();
+  // --multi_gpu is Accelerate's name for "N processes through torchrun" (its --cpu alone starts
+  // one process); without a GPU the ranks run on CPU with gloo.
+  cmd.argv = {accelerate,         "launch",
+              "--multi_gpu",      "--num_processes", std::to_string(spec.ranks),
+              "--num_machines",   "1",
+              "--mixed_precision", "no",
+              "--dynamo_backend", "no",
+              "--max_restarts",   "0",
+              "--main_process_ip", MasterAddr(spec),
+              "--main_process_port", MasterPort(spec, master_port),
+              "--no_python"};
+  AppendRedirectedRankCommand(spec, cmd);
   cmd.output = LauncherLogPath(spec.log_dir);
   return cmd;
 }

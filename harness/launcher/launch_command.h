@@ -40,6 +40,21 @@ LaunchCommand MpirunCommand(const LaunchSpec& spec, const std::string& mpirun);
 // srun --mpi=pmix -n N --kill-on-bad-exit=1 --cpu-bind=none --output=log_dir/rank-%t.log ...
 LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun);
 
+// torchrun --nnodes 1 --nproc-per-node N --max-restarts 0 --master-addr A --master-port P
+// --no-python /bin/sh -c <redirect> prog args: torchrun starts the N ranks with its own
+// environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, ...), the program as given (no python
+// prepended), each rank's output to log_dir/rank-<RANK>.log; torchrun's own to launcher.log. No
+// elastic restart: a failed rank ends the job, as under mpirun. MASTER_ADDR and MASTER_PORT of
+// spec.env, when set, win over 127.0.0.1 and `master_port`.
+LaunchCommand TorchrunCommand(const LaunchSpec& spec, const std::string& torchrun, int master_port);
+
+// accelerate launch --multi_gpu --num_processes N --num_machines 1 --mixed_precision no
+// --dynamo_backend no --max_restarts 0 --main_process_ip A --main_process_port P --no_python
+// /bin/sh -c <redirect> prog args: Accelerate's multi-process launcher (torchrun underneath; on a
+// machine without GPUs the ranks run on CPU), every setting on the command line so that no
+// `accelerate config` file is needed; otherwise as TorchrunCommand.
+LaunchCommand AccelerateCommand(const LaunchSpec& spec, const std::string& accelerate, int master_port);
+
 // One torchrun-style local rank: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT (spec.env may override MASTER_ADDR and MASTER_PORT).
 LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port);

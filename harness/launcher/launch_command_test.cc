@@ -204,10 +204,68 @@ TEST(LaunchCommandTest, ShellQuote) {
 }
 
 TEST(LaunchCommandTest, LauncherKindNames) {
-  for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone}) {
+  for (LauncherKind k : {LauncherKind::kMpirun, LauncherKind::kSrun, LauncherKind::kLocal, LauncherKind::kNone,
+                         LauncherKind::kTorchrun, LauncherKind::kAccelerate}) {
     EXPECT_EQ(FromString<LauncherKind>(ToString(k)), k);
   }
-  EXPECT_FALSE(FromString<LauncherKind>("torchrun").has_value());
+  // The names are the programs' own, as people type them.
+  EXPECT_STREQ(ToString(LauncherKind::kTorchrun), "torchrun");
+  EXPECT_STREQ(ToString(LauncherKind::kAccelerate), "accelerate");
+  EXPECT_FALSE(FromString<LauncherKind>("torch.distributed.run").has_value());
+}
+
+TEST(LaunchCommandTest, TorchrunCommandLine) {
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kTorchrun;
+  const LaunchCommand cmd = TorchrunCommand(spec, "/venv/bin/torchrun", 29123);
+  EXPECT_THAT(cmd.argv, ElementsAre("/venv/bin/torchrun", "--nnodes", "1", "--nproc-per-node", "4", "--max-restarts",
+                                    "0", "--master-addr", "127.0.0.1", "--master-port", "29123", "--no-python",
+                                    "/bin/sh", "-c", ::testing::HasSubstr("rank-${RANK:-0}.log"),
+                                    "/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
+  // The probe's and lockstep's variables reach the ranks through torchrun's environment.
+  EXPECT_EQ(cmd.env.at("FOO"), "bar");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "4");
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_LAUNCH_ID"), "id-1");
+  EXPECT_EQ(cmd.env.at(kLogDirEnv), "/runs/a/logs");
+  EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
+  // A rendezvous the caller chose wins.
+  spec.env["MASTER_ADDR"] = "10.0.0.7";
+  spec.env["MASTER_PORT"] = "4000";
+  const LaunchCommand chosen = TorchrunCommand(spec, "torchrun", 29123);
+  EXPECT_THAT(chosen.ToString(), HasSubstr("--master-addr 10.0.0.7 --master-port 4000 "));
+}
+
+TEST(LaunchCommandTest, AccelerateCommandLineNeedsNoConfigFile) {
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kAccelerate;
+  spec.ranks = 2;
+  const LaunchCommand cmd = AccelerateCommand(spec, "/venv/bin/accelerate", 29124);
+  EXPECT_THAT(cmd.argv, ElementsAre("/venv/bin/accelerate", "launch", "--multi_gpu", "--num_processes", "2",
+                                    "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                                    "--max_restarts", "0", "--main_process_ip", "127.0.0.1", "--main_process_port",
+                                    "29124", "--no_python", "/bin/sh", "-c", ::testing::HasSubstr("rank-${RANK:-0}.log"),
+                                    "/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "2");
+  EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
+}
+
+// torchrun's ranks name themselves in RANK: each one's output goes to its own log.
+TEST(LaunchCommandTest, TorchrunWrapperRedirectsPerRank) {
+  const testing::TempDir temp("lockstep-launch-cmd-");
+  const std::filesystem::path& dir = temp.path();
+  LaunchSpec spec = SampleSpec();
+  spec.log_dir = dir;
+  spec.rank_command = {"/bin/echo", "hello", "two words"};
+  const LaunchCommand cmd = TorchrunCommand(spec, "torchrun", 1);
+  const auto sh = std::find(cmd.argv.begin(), cmd.argv.end(), "/bin/sh");
+  ASSERT_NE(sh, cmd.argv.end());
+  std::string line = "RANK=2 LOCKSTEP_LOG_DIR=" + ShellQuote(dir.string());
+  for (auto it = sh; it != cmd.argv.end(); ++it) line += " " + ShellQuote(*it);
+  ASSERT_EQ(std::system(line.c_str()), 0) << line;
+  std::ifstream in(dir / "rank-2.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "hello two words\n");
 }
 
 TEST(LaunchCommandTest, FindMpirunHonoursMpiexec) {

@@ -157,7 +157,7 @@ class LaunchRun {
   TraceWatcher watcher_;
   LaunchReport report_;
   std::vector<LaunchCommand> commands_;
-  std::vector<int> command_rank_;  // the rank each command runs; -1 for mpirun/srun
+  std::vector<int> command_rank_;  // the rank each command runs; -1 for a job launcher (mpirun, srun, torchrun, accelerate)
   std::vector<pid_t> pids_;
   std::vector<bool> ended_;
   std::optional<LaunchEnding> ending_;
@@ -166,7 +166,7 @@ class LaunchRun {
   Clock::time_point last_progress_;
   std::optional<Clock::time_point> started_at_;  // when the last rank finished start-up
   int interrupt_signal_ = 0;
-  // mpirun/srun: ranks on this host whose process is gone without a trace footer, and when
+  // A job launcher: ranks on this host whose process is gone without a trace footer, and when
   // that was first seen. The launcher gets a while to exit and say how they died.
   std::vector<int> vanished_ranks_;
   std::optional<Clock::time_point> vanished_at_;
@@ -227,6 +227,22 @@ Status LaunchRun::Prepare() {
         commands_.push_back(LocalRankCommand(spec_, r, port));
         command_rank_.push_back(r);
       }
+      break;
+    }
+    case LauncherKind::kTorchrun:
+    case LauncherKind::kAccelerate: {
+      const bool torchrun = spec_.kind == LauncherKind::kTorchrun;
+      const char* name = ToString(spec_.kind);
+      auto program = FindExecutable(name, path_var);
+      if (!program) {
+        return NotFoundError(std::string(name) + " not found on PATH (--launcher " + name + " needs " +
+                             (torchrun ? "PyTorch's torchrun: pip install torch" : "Hugging Face Accelerate: pip install accelerate") +
+                             " into the environment on PATH)");
+      }
+      LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
+      commands_.push_back(torchrun ? TorchrunCommand(spec_, program->string(), port)
+                                   : AccelerateCommand(spec_, program->string(), port));
+      command_rank_.push_back(-1);
       break;
     }
     case LauncherKind::kNone: {
@@ -311,7 +327,7 @@ void LaunchRun::CheckDirectRanks() {
 void LaunchRun::CheckVanishedRanks() {
   if (vanished_at_) {
     if (SecondsSince(*vanished_at_) < kLauncherReportWindowS) return;
-    const char* launcher = spec_.kind == LauncherKind::kSrun ? "srun" : "mpirun";
+    const char* launcher = ToString(spec_.kind);
     for (int r : vanished_ranks_) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
       e.note = "process " + std::to_string(*watcher_.rank(r).pid) + " ended without writing its trace footer (" +
@@ -337,7 +353,7 @@ void LaunchRun::CheckLauncherProcess() {
     return;
   }
   ended_[0] = true;
-  const char* launcher = spec_.kind == LauncherKind::kSrun ? "srun" : "mpirun";
+  const char* launcher = ToString(spec_.kind);  // the job launcher's program name
   watcher_.Poll();
   const std::string output = ReadFileTail(commands_[0].output, 256 * 1024);
 
@@ -604,7 +620,7 @@ void LaunchRun::Finish() {
     e.last_collective_completed = p.last_completed;
     e.trace_finished = p.footer;
     const bool named_failure = std::find(failed_ranks_.begin(), failed_ranks_.end(), e.rank) != failed_ranks_.end();
-    // Under mpirun/srun, after a rank's failure the launcher itself stopped the others.
+    // Under a job launcher (mpirun, srun, torchrun), after a rank's failure it stopped the others itself.
     const bool stopped_by_job_launcher = !IsDirect() && failed && !named_failure && !p.footer;
     if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure &&
         !e.failed_after_peer) {
@@ -713,7 +729,9 @@ const NameTable<LauncherKind>& NamesOf<LauncherKind>() {
   static const NameTable<LauncherKind> kTable = {{"mpirun", LauncherKind::kMpirun},
                                                  {"srun", LauncherKind::kSrun},
                                                  {"local", LauncherKind::kLocal},
-                                                 {"none", LauncherKind::kNone}};
+                                                 {"none", LauncherKind::kNone},
+                                                 {"torchrun", LauncherKind::kTorchrun},
+                                                 {"accelerate", LauncherKind::kAccelerate}};
   return kTable;
 }
 

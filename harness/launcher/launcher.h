@@ -22,6 +22,11 @@ enum class LauncherKind {
   kSrun,    // srun --mpi=pmix -n N (Slurm)
   kLocal,   // torchrun-style: N local processes with RANK, WORLD_SIZE, MASTER_ADDR, ...
   kNone,    // already inside a job (e.g. under srun): one local child, this process's rank
+  // PyTorch's own launchers, one process that starts the N local ranks itself: torchrun
+  // --nproc-per-node N (no elastic restarts), and Hugging Face's `accelerate launch`, which
+  // starts them through torchrun's machinery. Both are looked up on PATH.
+  kTorchrun,
+  kAccelerate,
 };
 template <> const NameTable<LauncherKind>& NamesOf<LauncherKind>();  // flags, report.json's context.launcher
 const char* ToString(LauncherKind kind);

@@ -135,6 +135,37 @@ LauncherOutputFacts ParseLauncherOutput(const std::string& raw) {
       found.emplace(folded.size() + line_no, f);
     }
   }
+  // torchrun (and accelerate launch, which runs torchrun's agent) ends with a ChildFailedError
+  // summary, one block per failed rank: "[0]: time : ... host : x rank : 1 (local_rank: 1)
+  // exitcode : -9 (pid: 1234) error_file: <N/A> traceback : Signal 9 (SIGKILL) received by PID
+  // 1234". Its "Root Cause (first observed failure)" comes first. The ranks torchrun stopped
+  // itself after that failure ("Sending process 1233 closing signal SIGTERM") are listed too,
+  // as killed by SIGTERM: they are the failure's victims, not failures.
+  std::set<std::string> stopped_by_torchrun;
+  static const std::regex kClosing(R"(Sending process (\d+) closing signal)");
+  for (std::sregex_iterator it(folded.begin(), folded.end(), kClosing), end; it != end; ++it) {
+    stopped_by_torchrun.insert((*it)[1]);
+  }
+  const size_t root_cause = folded.find("Root Cause (first observed failure):");
+  static const std::regex kTorchrun(
+      R"(rank : (\d+) \(local_rank: \d+\) exitcode : (-?\d+) \(pid: (\d+)\) error_file: )");
+  for (std::sregex_iterator it(folded.begin(), folded.end(), kTorchrun), end; it != end; ++it) {
+    if (stopped_by_torchrun.count((*it)[3])) continue;
+    LauncherRankFailure f;
+    f.rank = std::stoi((*it)[1]);
+    const int code = std::stoi((*it)[2]);
+    // torchrun reports a death by signal as the negative signal number.
+    if (code < 0) {
+      f.signal = -code;
+    } else {
+      f.exit_code = code;
+    }
+    const bool first = root_cause != std::string::npos && static_cast<size_t>(it->position()) > root_cause;
+    f.message = "rank " + (*it)[1].str() + " (pid " + (*it)[3].str() + ") " +
+                (code < 0 ? "killed by signal " + std::to_string(-code) : "exited with code " + std::to_string(code)) +
+                (first ? " (first observed failure)" : "");
+    found.emplace(first ? 0 : static_cast<size_t>(it->position()) + 1, f);
+  }
   for (auto& [pos, f] : found) {
     (void)pos;
     add(std::move(f));

@@ -1,6 +1,7 @@
-// Reads what mpirun (Open MPI 4 and 5) or srun printed when a job ended badly: which rank died,
-// with which exit code or signal, or why nothing could be started. The messages are Open MPI's
-// help texts (help-errmgr-base.txt, help-orterun.txt) and srun's "task N: ..." errors; their
+// Reads what mpirun (Open MPI 4 and 5), srun or torchrun printed when a job ended badly: which
+// rank died, with which exit code or signal, or why nothing could be started. The messages are
+// Open MPI's help texts (help-errmgr-base.txt, help-orterun.txt), srun's "task N: ..." errors and
+// torchrun's ChildFailedError summary (accelerate launch prints torchrun's); their
 // line breaks vary, so the text is matched with whitespace folded.
 #pragma once
 

@@ -128,5 +128,70 @@ TEST(LauncherOutputParserTest, NothingToSay) {
   EXPECT_TRUE(ParseLauncherOutput("").failures.empty());
 }
 
+// Captured from torch 2.11's torchrun on this machine (--max-restarts 0, 3 ranks): rank 1 killed
+// by SIGKILL first, rank 2 exited with code 3, and torchrun stopped rank 0 with SIGTERM.
+constexpr const char* kTorchrunFailures = R"(W1125 12:19:29.124000 30277 torch/distributed/elastic/multiprocessing/api.py:1012] Sending process 30326 closing signal SIGTERM
+E1125 12:19:29.132000 30277 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: -9) local_rank: 1 (pid: 30327) of binary: python
+Traceback (most recent call last):
+  ...
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+============================================================
+python FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-25_12:19:29
+  host      : localhost
+  rank      : 2 (local_rank: 2)
+  exitcode  : 3 (pid: 30328)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+[2]:
+  time      : 2026-11-25_12:19:29
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 30326)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 30326
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-25_12:19:29
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 30327)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 30327
+============================================================
+
+)";
+
+TEST(LauncherOutputParserTest, TorchrunNamesTheFailedRanksRootCauseFirst) {
+  const LauncherOutputFacts facts = ParseLauncherOutput(kTorchrunFailures);
+  ASSERT_EQ(facts.failures.size(), 2u);  // rank 0 was torchrun's own victim: not a failure
+  EXPECT_EQ(facts.failures[0].rank, 1);
+  EXPECT_EQ(facts.failures[0].signal, SIGKILL);
+  EXPECT_FALSE(facts.failures[0].exit_code.has_value());
+  EXPECT_THAT(facts.failures[0].message, HasSubstr("rank 1 (pid 30327) killed by signal 9"));
+  EXPECT_THAT(facts.failures[0].message, HasSubstr("first observed failure"));
+  EXPECT_EQ(facts.failures[1].rank, 2);
+  EXPECT_EQ(facts.failures[1].exit_code, 3);
+  EXPECT_EQ(facts.failures[1].message, "rank 2 (pid 30328) exited with code 3");
+  EXPECT_FALSE(facts.failures[1].signal.has_value());
+  EXPECT_FALSE(facts.launch_error.has_value());
+}
+
+// A rank that torchrun did not stop itself but that died of SIGTERM is a failure like any other.
+TEST(LauncherOutputParserTest, TorchrunSigtermFromElsewhereIsAFailure) {
+  std::string text = kTorchrunFailures;
+  const size_t closing = text.find("closing signal SIGTERM");
+  ASSERT_NE(closing, std::string::npos);
+  text.replace(closing, 7, "CLOSING");  // the agent's own "Sending process N closing signal" line gone
+  const LauncherOutputFacts facts = ParseLauncherOutput(text);
+  ASSERT_EQ(facts.failures.size(), 3u);
+  EXPECT_EQ(facts.failures[2].rank, 0);
+  EXPECT_EQ(facts.failures[2].signal, SIGTERM);
+}
+
 }  // namespace
 }  // namespace lockstep

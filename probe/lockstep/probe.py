@@ -259,7 +259,14 @@ def add_model(model):
             st.names.setdefault(id(p), name)
         if model not in st.hooked_models:
             # The end of a step is the next forward pass: that is where its record is written.
-            model.register_forward_pre_hook(_before_forward)
+            # Under torch.compile the hook must run as Python, never be traced: TorchDynamo would
+            # otherwise trace into the probe (graph breaks at its clock and lock, guards on its
+            # state) and replay its side effects instead of running them.
+            hook = _before_forward
+            compiler = getattr(torch, "compiler", None)
+            if compiler is not None and hasattr(compiler, "disable"):
+                hook = compiler.disable(hook)
+            model.register_forward_pre_hook(hook)
             st.hooked_models.add(model)
 
 

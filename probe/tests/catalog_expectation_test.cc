@@ -100,6 +100,30 @@ TEST(CatalogExpectationTest, ReadsASidecarAndRejectsBadOnes) {
   EXPECT_FALSE(ReadCatalogExpectation(dir / "orphan.expect.json").ok());  // no orphan.py
 }
 
+TEST(CatalogExpectationTest, LauncherAndHangTimeout) {
+  const fs::path dir = fs::path(testing::TempDir()) / "catalog_expectation_launcher_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "hangs.py") << "print()\n";
+  std::ofstream(dir / "hangs.expect.json")
+      << R"({"ranks": 2, "launcher": "torchrun", "hang_timeout": 20, "findings": []})";
+  Result<CatalogExpectation> e = ReadCatalogExpectation(dir / "hangs.expect.json");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e.value().launcher, "torchrun");
+  EXPECT_EQ(e.value().hang_timeout_s, 20.0);
+  std::ofstream(dir / "hangs.expect.json") << R"({"ranks": 2, "findings": []})";
+  e = ReadCatalogExpectation(dir / "hangs.expect.json");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e.value().launcher, "local");
+  EXPECT_FALSE(e.value().hang_timeout_s.has_value());
+  for (const char* bad : {R"({"ranks": 2, "launcher": "deepspeed", "findings": []})",
+                          R"({"ranks": 2, "hang_timeout": 0, "findings": []})"}) {
+    std::ofstream(dir / "hangs.expect.json") << bad;
+    Result<CatalogExpectation> rejected = ReadCatalogExpectation(dir / "hangs.expect.json");
+    EXPECT_FALSE(rejected.ok()) << bad;
+    if (!rejected.ok()) EXPECT_NE(rejected.status().message().find("hangs.expect.json"), std::string::npos);
+  }
+}
+
 TEST(CatalogExpectationTest, TheShippedCatalogReads) {
   Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(fs::path(LOCKSTEP_SOURCE_DIR) / "examples");
   ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();

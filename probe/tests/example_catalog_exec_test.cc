@@ -7,6 +7,7 @@
 // the bare launcher; this is the catalog end to end.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,23 +39,40 @@ std::string WhyNoMpiPython() {
   return "";
 }
 
-void ExecCatalogEntry(const std::string& name) {
+// torchrun and accelerate are looked up on PATH: those of the probe's Python environment
+// (ci/requirements.txt pins accelerate with the frameworks the examples use), as a user whose
+// environment is active would have them.
+void PutPythonEnvironmentFirstOnPath() {
+  const std::string bin = fs::path(LOCKSTEP_PROBE_PYTHON).parent_path().string();
+  const char* path = std::getenv("PATH");
+  const std::string now = path ? path : "";
+  if (now.rfind(bin + ":", 0) != 0) ::setenv("PATH", (bin + ":" + now).c_str(), 1);
+}
+
+// Runs the example as its sidecar says; `launcher` and `repeats`, when given, replace the
+// sidecar's (the same program and expectation under another launcher).
+void ExecCatalogEntry(const std::string& name, const std::string& launcher = "", int repeats = 0) {
   Result<CatalogExpectation> read = ReadCatalogExpectation(kExamples / (name + ".expect.json"));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
-  const CatalogExpectation& e = read.value();
+  CatalogExpectation e = read.value();
+  if (!launcher.empty()) e.launcher = launcher;
+  if (repeats > 0) e.repeats = repeats;
   if (e.launcher == "mpirun") {
     const std::string why = WhyNoMpiPython();
     if (!why.empty()) GTEST_SKIP() << why;
   }
+  if (e.launcher == "torchrun" || e.launcher == "accelerate") PutPythonEnvironmentFirstOnPath();
+  // Generous: the frameworks take seconds to import on a loaded machine; a real hang is cut by
+  // the watchdog. A bug that hangs says its own (still generous) limit in its sidecar.
+  const std::string hang_timeout = std::to_string(static_cast<int>(e.hang_timeout_s.value_or(60)));
   for (int repeat = 1; repeat <= e.repeats; ++repeat) {
     SCOPED_TRACE(name + " repeat " + std::to_string(repeat) + ": " + e.why);
     const fs::path out = testing::FreshOutDir("example_catalog_exec_test", name);
-    // Generous timeouts: the machine may be loaded; a real hang is cut by the watchdog.
     const testing::ProgramResult r = testing::RunProgram(
         testing::LockstepBinary(),
         {"exec", "--ranks", std::to_string(e.ranks), "--launcher", e.launcher, "--out", out.string(), "--name", name,
-         "--hang-timeout", "60",
-         "--startup-timeout", "240", "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
+         "--hang-timeout", hang_timeout,
+         "--startup-timeout", "300", "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
         LOCKSTEP_SOURCE_DIR);
     const std::string said = "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
     ASSERT_EQ(r.exit_code, e.findings.empty() ? 0 : 1) << said;
@@ -79,13 +97,16 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   std::vector<std::string> names;
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
-  const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_ddp_adamw",
+  const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_accelerate",
+                                           "clean_compiled_ddp",             "clean_ddp_adamw",
+                                           "clean_hf_trainer",               "clean_lightning",
                                            "clean_manual_allreduce",         "clean_mpi_ddp",
                                            "clean_no_forward",               "clean_sparse_embedding",
-                                           "forgot_divide",                  "inplace_weight_edit",
+                                           "compiled_ddp_weight_edit",       "forgot_divide",
+                                           "inplace_weight_edit",            "lightning_log_on_rank0_only",
                                            "nccl_algo_on_one_rank",          "rank0_metric_allreduce",
-                                           "rank_killed",
-                                           "regroup_in_attention",           "split_in_forward_mpi"};
+                                           "rank_killed",                    "regroup_in_attention",
+                                           "split_in_forward_mpi"};
   EXPECT_EQ(names, tested);
 }
 
@@ -106,6 +127,26 @@ TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_atte
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }
+
+// The frameworks, used as their documentation does (ci/requirements.txt pins them).
+TEST(ExampleCatalogExec, CleanAccelerate) { ExecCatalogEntry("clean_accelerate"); }
+// Lightning sees torchrun's environment and runs as the rank it is given (no spawning of its own).
+TEST(ExampleCatalogExec, CleanLightning) { ExecCatalogEntry("clean_lightning"); }
+TEST(ExampleCatalogExec, LightningLogOnRank0Only) { ExecCatalogEntry("lightning_log_on_rank0_only"); }
+TEST(ExampleCatalogExec, CleanHfTrainer) { ExecCatalogEntry("clean_hf_trainer"); }
+TEST(ExampleCatalogExec, CleanCompiledDdp) { ExecCatalogEntry("clean_compiled_ddp"); }
+TEST(ExampleCatalogExec, CompiledDdpWeightEdit) { ExecCatalogEntry("compiled_ddp_weight_edit"); }
+
+// The launchers people type (`--launcher torchrun`, `--launcher accelerate`): the same programs
+// and expectations, the ranks started by torchrun or accelerate launch instead of lockstep.
+TEST(ExampleCatalogExec, CleanDdpAdamwUnderTorchrun) { ExecCatalogEntry("clean_ddp_adamw", "torchrun", 1); }
+TEST(ExampleCatalogExec, InplaceWeightEditUnderTorchrun) { ExecCatalogEntry("inplace_weight_edit", "torchrun"); }
+// torchrun stops the other ranks itself; the crash is rank 1's, read from torchrun's summary.
+TEST(ExampleCatalogExec, RankKilledUnderTorchrun) { ExecCatalogEntry("rank_killed", "torchrun"); }
+TEST(ExampleCatalogExec, CleanLightningUnderTorchrun) { ExecCatalogEntry("clean_lightning", "torchrun", 1); }
+TEST(ExampleCatalogExec, CleanAccelerateUnderAccelerateLaunch) {
+  ExecCatalogEntry("clean_accelerate", "accelerate", 1);
+}
 
 }  // namespace
 }  // namespace lockstep::probe

@@ -1,0 +1,112 @@
+// The launchers people type, around the probe: a job that torchrun starts on its own with the
+// probe's environment (docs/PROBE.md, "Without exec"), judged afterwards by `lockstep check DIR`;
+// and `lockstep exec --launcher torchrun|accelerate` when that launcher is not installed. (The
+// examples under `--launcher torchrun` and `--launcher accelerate` run in
+// example_catalog_exec_test; the launcher's own ends under torchrun in launcher_test.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/cli/testing/run_program.h"
+#include "harness/result/run_result_json.h"
+#include "probe/catalog_expectation.h"
+
+namespace lockstep::probe {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
+const fs::path kPythonBin = fs::path(LOCKSTEP_PROBE_PYTHON).parent_path();
+
+// Sets an environment variable for one test (RunProgram's children inherit it) and puts the old
+// value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    Set(value);
+  }
+  ~ScopedEnv() { Set(old_); }
+
+ private:
+  void Set(const std::optional<std::string>& value) {
+    if (value) {
+      ::setenv(name_.c_str(), value->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// torchrun as a user types it, the probe switched on by the environment alone (no lockstep
+// process around the job), then `lockstep check DIR`: the finding names checker, step, rank and
+// tensor as under `lockstep exec`; the clean program passes.
+TEST(LauncherExecTest, AnyLauncherWithTheProbeEnvironmentThenCheck) {
+  const fs::path probe_dir = testing::LockstepBinary().parent_path().parent_path() / "python";
+  ASSERT_TRUE(fs::is_directory(probe_dir / "lockstep")) << "the build stages the probe in " << probe_dir;
+  for (const std::string name : {"inplace_weight_edit", "clean_ddp_adamw"}) {
+    SCOPED_TRACE(name);
+    Result<CatalogExpectation> read = ReadCatalogExpectation(kExamples / (name + ".expect.json"));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    const CatalogExpectation& e = read.value();
+    const fs::path out = testing::FreshOutDir("launcher_exec_test", name);
+    const fs::path traces = out / "traces";
+    fs::create_directories(traces);
+    {
+      const char* path = std::getenv("PATH");
+      ScopedEnv on("LOCKSTEP_PROBE", "1");
+      ScopedEnv dir("LOCKSTEP_TRACE_DIR", traces.string());
+      ScopedEnv python_path("PYTHONPATH", probe_dir.string());
+      ScopedEnv bin("PATH", kPythonBin.string() + (path ? std::string(":") + path : ""));
+      const testing::ProgramResult run = testing::RunProgram(
+          kPythonBin / "torchrun",
+          {"--standalone", "--nproc-per-node", std::to_string(e.ranks), "--max-restarts", "0", e.program.string()},
+          LOCKSTEP_SOURCE_DIR);
+      ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    }
+    const testing::ProgramResult check =
+        testing::RunProgram(testing::LockstepBinary(), {"check", traces.string(), "--out", (out / "checked").string()},
+                            LOCKSTEP_SOURCE_DIR);
+    ASSERT_EQ(check.exit_code, e.findings.empty() ? 0 : 1) << check.out << check.err;
+    Result<RunResult> report = ReadRunResultFile((out / "checked" / "report.json").string());
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    ASSERT_EQ(report.value().scenarios.size(), 1u);
+    const ScenarioResult& s = report.value().scenarios[0];
+    EXPECT_GT(s.steps, 0);
+    // `check` has no launch to judge: crash and hang are skipped, the others judge the traces.
+    const std::vector<std::string> problems = MatchCatalogExpectation(e, s.findings);
+    std::string text;
+    for (const std::string& p : problems) text += "  " + p + "\n";
+    EXPECT_TRUE(problems.empty()) << text << check.out << check.err;
+  }
+}
+
+// Not installed: a harness error (exit 3) whose message names the flag and what to install;
+// nothing of the program ran.
+TEST(LauncherExecTest, MissingLauncherIsAHarnessErrorNamingTheFlag) {
+  for (const std::string launcher : {"torchrun", "accelerate"}) {
+    SCOPED_TRACE(launcher);
+    const fs::path out = testing::FreshOutDir("launcher_exec_test", "missing_" + launcher);
+    ScopedEnv bin("PATH", std::string("/nonexistent-lockstep-test-bin"));
+    const testing::ProgramResult r = testing::RunProgram(
+        testing::LockstepBinary(),
+        {"exec", "--ranks", "2", "--launcher", launcher, "--out", out.string(), "--", LOCKSTEP_PROBE_PYTHON,
+         (kExamples / "clean_ddp_adamw.py").string()},
+        LOCKSTEP_SOURCE_DIR);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_THAT(r.out + r.err, HasSubstr(launcher + " not found on PATH (--launcher " + launcher + " needs"));
+    EXPECT_FALSE(fs::exists(out / "clean_ddp_adamw" / "traces" / "rank-0.trace"));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::probe
