@@ -10,7 +10,8 @@
 //     "launcher": "mpirun",            // how `lockstep exec` starts it: local (default) or mpirun
 //     "findings": [                    // each must be reported, once, by its checker
 //       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
-//        "message_contains": ["..."]}  // step, ranks, tensor, message_contains: optional
+//        "message_contains": ["..."],  // step, ranks, tensor, message_contains, cause_contains:
+//        "cause_contains": ["..."]}    // optional (cause: Finding::cause, checkers/divergence_cause.h)
 //     ],
 //     "also": ["replica_weights"]      // checkers that may report the bug's consequences too
 //   }
@@ -36,6 +37,7 @@ struct ExpectedFinding {
   std::optional<std::vector<int>> ranks;
   std::string tensor;                         // "" = any
   std::vector<std::string> message_contains;
+  std::vector<std::string> cause_contains;
 };
 
 struct CatalogExpectation {
