@@ -93,10 +93,13 @@ std::optional<std::string> OnlyBuffers(const DivergenceFacts& facts) {
   return std::string("only buffers diverge (parameters and gradients agree): buffers are not synchronized across ranks");
 }
 
-// Every divergent tensor differs from its reference group's norm by a relative amount at
-// rounding level, and at least one by more than nothing: the ranks computed the same values
-// in a different floating-point order.
+// The synced gradients differ, and every divergent tensor differs from its reference group's
+// norm by a relative amount at rounding level, at least one by more than nothing: the ranks
+// reduced the same values in a different floating-point order. Weights that differ by as little
+// while the gradients agree were changed after the reduction (an edit of one rank's weights): no
+// reduction is to blame, and no cause is given.
 std::optional<std::string> RoundingLevelOnly(const DivergenceFacts& facts) {
+  if (!Diverges(facts, TensorKind::kGrad)) return std::nullopt;
   double worst = 0.0;
   size_t cells = 0;
   for (const auto& [kind, divergences] : facts.divergent) {

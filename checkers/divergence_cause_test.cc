@@ -165,6 +165,16 @@ TEST(DivergenceCauseTest, ALargerOrNoNormDifferenceIsNotRoundingLevel) {
   EXPECT_EQ(OnlyFinding(SyncedGradsChecker().Check(same_norm.Context())).cause, "");
 }
 
+TEST(DivergenceCauseTest, WeightsAtRoundingLevelWithAgreeingGradientsAreNoReduction) {
+  // examples/inplace_weight_edit.py: rank 1 scales a weight by a hair after the optimizer step;
+  // the gradients, which a reduction would have made differ, agree.
+  CannedRun run(3, 4);
+  run.Diverge(1, TensorKind::kParam, "w0", 3, 1.4e-6);
+  const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
+  EXPECT_THAT(weights.message, HasSubstr("rounding level"));  // what the message has always said
+  EXPECT_EQ(weights.cause, "");
+}
+
 TEST(DivergenceCauseTest, AnUnexplainedDivergenceHasNoCause) {
   CannedRun run(4, 3);
   run.Diverge(2, TensorKind::kParam, "w1", 2);  // a weight edited on one rank: no known pattern

@@ -91,6 +91,16 @@ TEST(CatalogExpectationTest, CauseMustContainTheNamedText) {
   ASSERT_FALSE(problems.empty());
   EXPECT_NE(problems[0].find("cause without \"not divided by the world size\" (no cause)"), std::string::npos)
       << problems[0];
+
+  CatalogExpectation none;
+  ExpectedFinding g;
+  g.checker = "synced_grads";
+  g.no_cause = true;
+  none.findings.push_back(g);
+  EXPECT_TRUE(MatchCatalogExpectation(none, {without}).empty());
+  const std::vector<std::string> caused = MatchCatalogExpectation(none, {divided});
+  ASSERT_FALSE(caused.empty());
+  EXPECT_NE(caused[0].find("a cause (rank 2's gradients"), std::string::npos) << caused[0];
 }
 
 TEST(CatalogExpectationTest, ReadsASidecarAndRejectsBadOnes) {

@@ -83,6 +83,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_manual_allreduce",         "clean_mpi_ddp",
                                            "clean_no_forward",               "clean_sparse_embedding",
                                            "forgot_divide",                  "inplace_weight_edit",
+                                           "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank",          "rank0_metric_allreduce",
                                            "rank_killed",
                                            "regroup_in_attention",           "split_in_forward_mpi"};
@@ -99,6 +100,7 @@ TEST(ExampleCatalogExec, CleanSparseEmbedding) { ExecCatalogEntry("clean_sparse_
 TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
+TEST(ExampleCatalogExec, ModelNotWrappedInDdp) { ExecCatalogEntry("model_not_wrapped_in_ddp"); }
 TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one_rank"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
