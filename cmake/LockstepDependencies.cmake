@@ -164,7 +164,11 @@ else()
   set(LOCKSTEP_CUDA_VERSION "none")
 endif()
 
-message(STATUS "lockstep: LibTorch ${LOCKSTEP_TORCH_VERSION}, MPI ${MPI_C_VERSION}, gloo ${LOCKSTEP_HAVE_GLOO}, "
+set(_mpi_text "${MPI_C_VERSION}")
+if(NOT MPI_C_FOUND)
+  set(_mpi_text "none")
+endif()
+message(STATUS "lockstep: LibTorch ${LOCKSTEP_TORCH_VERSION}, MPI ${_mpi_text}, gloo ${LOCKSTEP_HAVE_GLOO}, "
                "CUDA ${LOCKSTEP_CUDA_VERSION}, NCCL ${LOCKSTEP_NCCL_VERSION}")
 
 # MPI launch settings for multi-process tests. --oversubscribe lets 4 ranks run on 2 cores;
