@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "checkers/divergence_cause.h"
 #include "checkers/internal/check_util.h"
 
 namespace lockstep {
@@ -169,6 +170,7 @@ class ReplicaJudge : public StepJudge {
     if (at.empty()) return;
     if (first_.empty()) {
       first_ = std::move(at);
+      facts_ = DivergenceFactsAt(step, records);  // what the other kinds did at this step, for the cause
     } else {
       ++later_steps_;
       last_step_ = step;
@@ -179,6 +181,7 @@ class ReplicaJudge : public StepJudge {
  private:
   ReplicaComparison what_;
   std::vector<TensorDivergence> first_;
+  DivergenceFacts facts_;
   int64_t later_steps_ = 0;
   int64_t last_step_ = 0;
 };
@@ -191,7 +194,7 @@ std::vector<Finding> CompareReplicas(const CheckContext& context, const ReplicaC
   return JudgeInMemory(*StartReplicaJudge(what), what.checker, context);
 }
 
-std::vector<Finding> ReplicaJudge::Finish(const CheckContext&) {
+std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   if (first_.empty()) return {};
   const ReplicaComparison& what = what_;
   const int64_t first_step = first_.front().step;
@@ -254,6 +257,8 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext&) {
     f.details["last_divergent_step"] = std::to_string(last_step_);
   }
   f.message = msg;
+  AddCollectiveFacts(context.traces, &facts_);
+  f.cause = ExplainDivergence(facts_).value_or("");
   f.details["groups"] = DescribeGroups(first);
   f.details["divergent_tensors"] = std::to_string(at_step.size());
   f.details["kind"] = ToString(what.kind);

@@ -23,6 +23,14 @@ endif()
 # (torch.utils.cmake_prefix_path). -DTorch_DIR=... still names another LibTorch; the probe is then
 # built only when LOCKSTEP_PYTHON's torch is that one (probe/CMakeLists.txt says why not).
 set(LOCKSTEP_PYTHON "" CACHE FILEPATH "Python interpreter whose torch the build and the probe use (default: <repo>/.venv)")
+if(LOCKSTEP_PROBE_PACKAGE AND NOT LOCKSTEP_PYTHON)
+  # pip's interpreter, which scikit-build-core names: the package is built for the environment
+  # it is installed into, never for the repository's .venv.
+  if(NOT Python_EXECUTABLE)
+    message(FATAL_ERROR "LOCKSTEP_PROBE_PACKAGE: no Python_EXECUTABLE (build the package with pip, or set -DLOCKSTEP_PYTHON=...)")
+  endif()
+  set(LOCKSTEP_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH "" FORCE)
+endif()
 if(NOT LOCKSTEP_PYTHON AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
   set(LOCKSTEP_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "" FORCE)
 endif()
@@ -62,13 +70,20 @@ if(NOT LOCKSTEP_TORCH_VERSION)
   set(LOCKSTEP_TORCH_VERSION "unknown")
 endif()
 
-find_package(MPI REQUIRED COMPONENTS C)
+# The probe's package needs none of MPI (its build info then says "none"), yaml-cpp or CLI11.
+if(LOCKSTEP_PROBE_PACKAGE)
+  find_package(MPI COMPONENTS C)
+else()
+  find_package(MPI REQUIRED COMPONENTS C)
+endif()
 # We use MPI's C API only; without these, <mpi.h> in C++ drags in the deprecated C++ bindings and
 # every program that includes it must link them.
 add_compile_definitions(OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
-find_package(yaml-cpp REQUIRED)
+if(NOT LOCKSTEP_PROBE_PACKAGE)
+  find_package(yaml-cpp REQUIRED)
+  find_package(CLI11 REQUIRED)
+endif()
 find_package(nlohmann_json 3.9 REQUIRED)
-find_package(CLI11 REQUIRED)
 
 # xxHash ships no CMake config in Debian; use pkg-config, then a plain search.
 find_package(PkgConfig)
@@ -149,7 +164,11 @@ else()
   set(LOCKSTEP_CUDA_VERSION "none")
 endif()
 
-message(STATUS "lockstep: LibTorch ${LOCKSTEP_TORCH_VERSION}, MPI ${MPI_C_VERSION}, gloo ${LOCKSTEP_HAVE_GLOO}, "
+set(_mpi_text "${MPI_C_VERSION}")
+if(NOT MPI_C_FOUND)
+  set(_mpi_text "none")
+endif()
+message(STATUS "lockstep: LibTorch ${LOCKSTEP_TORCH_VERSION}, MPI ${_mpi_text}, gloo ${LOCKSTEP_HAVE_GLOO}, "
                "CUDA ${LOCKSTEP_CUDA_VERSION}, NCCL ${LOCKSTEP_NCCL_VERSION}")
 
 # MPI launch settings for multi-process tests. --oversubscribe lets 4 ranks run on 2 cores;

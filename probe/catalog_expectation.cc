@@ -41,6 +41,12 @@ std::string Mismatch(const ExpectedFinding& e, const Finding& f) {
   for (const std::string& text : e.message_contains) {
     if (f.message.find(text) == std::string::npos) return "message without \"" + text + "\"";
   }
+  if (e.no_cause && !f.cause.empty()) return "a cause (" + f.cause + ")";
+  for (const std::string& text : e.cause_contains) {
+    if (f.cause.find(text) == std::string::npos) {
+      return "cause without \"" + text + "\"" + (f.cause.empty() ? std::string(" (no cause)") : " (" + f.cause + ")");
+    }
+  }
   return "";
 }
 
@@ -76,6 +82,8 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
       if (f.contains("ranks")) e.ranks = f["ranks"].get<std::vector<int>>();
       e.tensor = f.value("tensor", "");
       e.message_contains = f.value("message_contains", std::vector<std::string>{});
+      e.cause_contains = f.value("cause_contains", std::vector<std::string>{});
+      e.no_cause = f.value("no_cause", false);
       c.findings.push_back(std::move(e));
     }
     c.also = j.value("also", std::vector<std::string>{});

@@ -13,7 +13,9 @@
 //                                      // test's own, generous); seconds, at least 1
 //     "findings": [                    // each must be reported, once, by its checker
 //       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
-//        "message_contains": ["..."]}  // step, ranks, tensor, message_contains: optional
+//        "message_contains": ["..."],  // step, ranks, tensor, message_contains, cause_contains:
+//        "cause_contains": ["..."]}    // optional (cause: Finding::cause, checkers/divergence_cause.h;
+//                                      // "no_cause": true instead: the finding must have none)
 //     ],
 //     "also": ["replica_weights"]      // checkers that may report the bug's consequences too
 //   }
@@ -39,6 +41,8 @@ struct ExpectedFinding {
   std::optional<std::vector<int>> ranks;
   std::string tensor;                         // "" = any
   std::vector<std::string> message_contains;
+  std::vector<std::string> cause_contains;
+  bool no_cause = false;
 };
 
 struct CatalogExpectation {

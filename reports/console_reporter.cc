@@ -120,6 +120,7 @@ void ConsoleReporter::OnScenarioEnd(const ScenarioResult& result) {
       size_t others = 0;
       for (const Finding& g : result.findings) others += (&g != f && g.outcome != FindingOutcome::kExpected);
       if (others > 0) out_ << " (+" << others << " more)";
+      if (!f->cause.empty()) out_ << "\n  " << CauseLine(*f);
     } else if (!result.reason.empty()) {
       out_ << ": " << result.reason;
     }

@@ -39,6 +39,7 @@ std::vector<std::string> GithubAnnotations(const RunResult& result, size_t max_a
     if (const Finding* f = KeyFinding(s)) {
       message = FindingHeadline(*f);
       if (!f->message.empty()) message += ": " + f->message;
+      if (!f->cause.empty()) message += "\n" + CauseLine(*f);
     } else {
       message = s.reason.empty() ? std::string("scenario ") + ToString(s.outcome) : s.reason;
     }

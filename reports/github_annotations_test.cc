@@ -34,7 +34,8 @@ TEST(GithubAnnotationsTest, FirstFailingFindingOfEachFailingScenario) {
   EXPECT_EQ(lines[0],
             "::error file=scenarios/bugs/ddp_grad_not_reduced.yaml,line=3,title=lockstep FAIL%3A ddp_grad_not_reduced"
             "::synced_grads step 3 tensor fc1.weight (grad) ranks [1]: gradients after sync differ: rank 1 holds its "
-            "local gradient");
+            "local gradient%0Acause: rank 1's gradients are 4x the others' (every divergent gradient at step 3): a sum "
+            "not divided by the world size (4)");
   EXPECT_EQ(lines[1],
             "::error file=scenarios/inject/bitflip.yaml,line=1,title=lockstep XPASS%3A inject_bitflip_missed"
             "::expected replica_weights at step 2 on ranks [1], but no such finding appeared");

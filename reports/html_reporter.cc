@@ -160,8 +160,15 @@ std::string Canvas(const std::string& id, int height, size_t points, const std::
 void ContextTable(std::ostream& out, const RunResult& result) {
   const RunContext& c = result.context;
   out << "<table id=\"context\">\n";
-  auto row = [&out](const std::string& key, const std::string& value) {
-    if (value.empty()) return;
+  // Each field once: the versions repeat some of the rows above under their JSON key
+  // ("git_sha" for "git sha"), which are left out there.
+  std::set<std::string> shown;
+  auto same_key = [](std::string key) {
+    std::replace(key.begin(), key.end(), '_', ' ');
+    return key;
+  };
+  auto row = [&](const std::string& key, const std::string& value) {
+    if (value.empty() || !shown.insert(same_key(key)).second) return;
     out << "<tr><th>" << HtmlEscape(key) << "</th><td>" << HtmlEscape(value) << "</td></tr>\n";
   };
   row("host", c.host);
@@ -181,24 +188,31 @@ void SummaryTable(std::ostream& out, const RunResult& result) {
   for (size_t i = 0; i < result.scenarios.size(); ++i) {
     const ScenarioResult& s = result.scenarios[i];
     std::string first;
+    std::string cause;
     if (const Finding* f = KeyFinding(s)) {
       first = FindingHeadline(*f);
       if (!f->message.empty()) first += ": " + f->message;
+      cause = CauseLine(*f);
     } else {
       first = s.reason;
     }
     out << "<tr><td><a href=\"#scenario-" << i << "\">" << HtmlEscape(s.id) << "</a></td><td class=\""
         << OutcomeClass(s.outcome) << "\">" << OutcomeWord(s.outcome) << "</td><td class=\"num\">" << s.ranks
         << "</td><td class=\"num\">" << s.steps << "</td><td class=\"num\">" << FormatSeconds(s.duration_s)
-        << "</td><td>" << HtmlEscape(TruncateUtf8(first, 400)) << "</td></tr>\n";
+        << "</td><td class=\"message\">" << HtmlEscape(TruncateUtf8(first, 400));
+    if (!cause.empty()) out << "<div class=\"cause\">" << HtmlEscape(TruncateUtf8(cause, 400)) << "</div>";
+    out << "</td></tr>\n";
   }
   out << "</table>\n";
 }
 
 void FindingsTable(std::ostream& out, const ScenarioResult& s) {
   if (s.findings.empty()) return;
-  out << "<h3>Findings</h3>\n<table class=\"findings\">\n<tr><th>Checker</th><th>Outcome</th><th>Step</th>"
-         "<th>Tensor</th><th>Ranks</th><th>Message</th></tr>\n";
+  // Fixed layout with the message column taking the rest: a long message or tensor name wraps
+  // inside its cell instead of widening the table past the page (report.css).
+  out << "<h3>Findings</h3>\n<table class=\"findings\">\n<colgroup><col class=\"checker\"><col class=\"outcome\">"
+         "<col class=\"step\"><col class=\"tensor\"><col class=\"ranks\"><col class=\"message\"></colgroup>\n"
+         "<tr><th>Checker</th><th>Outcome</th><th>Step</th><th>Tensor</th><th>Ranks</th><th>Message</th></tr>\n";
   for (const Finding& f : s.findings) {
     std::string message = f.message;
     for (const auto& [key, value] : f.details) message += "\n" + key + ": " + value;
@@ -210,7 +224,10 @@ void FindingsTable(std::ostream& out, const ScenarioResult& s) {
         << (f.outcome == FindingOutcome::kExpected ? "good" : "bad") << "\">" << ToString(f.outcome)
         << "</td><td class=\"num\">" << (f.step ? std::to_string(*f.step) : "") << "</td><td>"
         << HtmlEscape(f.tensor) << "</td><td>" << (f.ranks.empty() ? "" : RanksText(f.ranks)) << "</td><td>"
-        << "<pre>" << HtmlEscape(message) << "</pre></td></tr>\n";
+        << "<pre>" << HtmlEscape(message) << "</pre>";
+    // The cause under the message, outside the scrolling <pre>: seen without expanding anything.
+    if (!f.cause.empty()) out << "<div class=\"cause\">" << HtmlEscape(CauseLine(f)) << "</div>";
+    out << "</td></tr>\n";
   }
   out << "</table>\n";
 }

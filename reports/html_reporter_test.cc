@@ -54,6 +54,25 @@ TEST(HtmlReporterTest, GoldenHostile) {
   testing::ExpectMatchesGolden(Render(testing::LoadFixture("hostile")), "hostile.html");
 }
 
+TEST(HtmlReporterTest, EachContextFieldOnce) {
+  // The canned context has the git sha as a row and again among the versions ("git_sha").
+  const RunResult mixed = testing::LoadFixture("mixed");
+  ASSERT_EQ(mixed.context.versions.count("git_sha"), 1u);
+  const std::string html = Render(mixed);
+  EXPECT_EQ(Count(html, "<th>git sha</th>"), 1u);
+  EXPECT_EQ(Count(html, "<th>git_sha</th>"), 0u);
+  EXPECT_EQ(Count(html, "<th>libtorch</th>"), 1u);  // the other versions stay
+}
+
+TEST(HtmlReporterTest, ShowsTheCauseUnderItsFindingAndInTheSummary) {
+  const std::string html = Render(testing::LoadFixture("mixed"));
+  const std::string line =
+      "<div class=\"cause\">cause: rank 1&#39;s gradients are 4x the others&#39; (every divergent gradient at step "
+      "3): a sum not divided by the world size (4)</div>";
+  EXPECT_EQ(Count(html, line), 2u) << "once in the findings table, once in the summary's first finding";
+  EXPECT_EQ(Count(Render(testing::LoadFixture("clean")), "class=\"cause\""), 0u);
+}
+
 TEST(HtmlReporterTest, InlinesChartJsForOfflineUse) {
   const std::string html = Render(testing::LoadFixture("clean"), /*inline_chart_js=*/true);
   ASSERT_GT(ChartJsSource().size(), 100000u);

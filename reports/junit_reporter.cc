@@ -97,6 +97,7 @@ std::string FailureMessage(const Case& c, const ScenarioResult& s) {
     if (f->outcome == FindingOutcome::kExpected) continue;
     std::string msg = FindingHeadline(*f);
     if (!f->message.empty()) msg += ": " + f->message;
+    if (!f->cause.empty()) msg += "; " + CauseLine(*f);
     size_t others = 0;
     for (const Finding* g : c.findings) others += (g != f && g->outcome != FindingOutcome::kExpected) ? 1 : 0;
     if (others > 0) msg += " (+" + std::to_string(others) + " more)";
@@ -111,6 +112,7 @@ std::string FindingDetails(const Finding& f) {
   std::string out = "[" + std::string(ToString(f.outcome)) + "] " + FindingHeadline(f);
   if (!f.message.empty()) out += ": " + f.message;
   out += "\n";
+  if (!f.cause.empty()) out += "  " + CauseLine(f) + "\n";
   if (!f.tensors.empty()) {
     out += "  tensors:";
     for (size_t i = 0; i < f.tensors.size(); ++i) out += (i ? ", " : " ") + f.tensors[i];

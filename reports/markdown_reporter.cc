@@ -72,6 +72,7 @@ std::string FirstFindingCell(const ScenarioResult& s) {
   if (const Finding* f = KeyFinding(s)) {
     std::string text = FindingHeadline(*f);
     if (!f->message.empty()) text += ": " + f->message;
+    if (!f->cause.empty()) return Cell(text) + "<br>" + Cell(CauseLine(*f));
     return Cell(text);
   }
   return Cell(s.reason);
@@ -105,7 +106,7 @@ std::string SectionHead(const ScenarioResult& s) {
 std::string FindingRow(const Finding& f) {
   return "| " + Cell(f.checker) + " | " + ToString(f.outcome) + " | " + (f.step ? std::to_string(*f.step) : "") +
          " | " + Cell(f.tensor) + " | " + (f.ranks.empty() ? "" : RanksText(f.ranks)) + " | " +
-         Cell(f.message, kMaxMessageBytes) + " |\n";
+         Cell(f.message, kMaxMessageBytes) + (f.cause.empty() ? "" : "<br>**" + Cell(CauseLine(f)) + "**") + " |\n";
 }
 
 }  // namespace

@@ -68,7 +68,13 @@ TEST(MarkdownReporterTest, SummaryThenFailingScenarios) {
   const std::string md = Render(testing::LoadFixture("mixed"));
   EXPECT_THAT(md, HasSubstr("## lockstep: 1 passed, 4 failed, 1 error, 1 xfail, 1 skipped\n"));
   EXPECT_THAT(md, HasSubstr("| ddp_grad_not_reduced | FAIL | 4 | 5 | 5.50 s | synced_grads step 3 tensor fc1.weight "
-                            "(grad) ranks [1]: gradients after sync differ: rank 1 holds its local gradient |\n"));
+                            "(grad) ranks [1]: gradients after sync differ: rank 1 holds its local gradient<br>cause: "
+                            "rank 1's gradients are 4x the others' (every divergent gradient at step 3): a sum not "
+                            "divided by the world size (4) |\n"));
+  // The finding's row carries its cause under the message; a finding without one has none.
+  EXPECT_THAT(md, HasSubstr("| synced_grads | fail | 3 | fc1.weight (grad) | [1] | gradients after sync differ: rank 1 "
+                            "holds its local gradient<br>**cause: rank 1's gradients are 4x the others'"));
+  EXPECT_THAT(md, HasSubstr("| finite | fail | 2 |  | [0, 1] | loss is not finite at step 2 on ranks [0, 1] |\n"));
   EXPECT_THAT(md, HasSubstr("| inject_skip_grad_allreduce | xfail |"));
   EXPECT_THAT(md, HasSubstr("### FAIL: ddp_grad_not_reduced\n"));
   EXPECT_THAT(md, HasSubstr("| replica_weights | fail | 3 | fc1.weight | [1] | weights diverge after step 3"));

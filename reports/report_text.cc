@@ -22,6 +22,10 @@ std::string FindingHeadline(const Finding& finding) {
   return out;
 }
 
+std::string CauseLine(const Finding& finding) {
+  return finding.cause.empty() ? std::string() : "cause: " + finding.cause;
+}
+
 const Finding* KeyFinding(const ScenarioResult& scenario) {
   const bool failing = IsFailure(scenario.outcome);
   for (const Finding& f : scenario.findings) {

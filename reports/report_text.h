@@ -15,6 +15,10 @@ std::string RanksText(const std::vector<int>& ranks);
 // "<checker> step S tensor T ranks [..]", leaving out what the finding does not have.
 std::string FindingHeadline(const Finding& finding);
 
+// "cause: <what probably went wrong>" (Finding::cause), or "" when the finding has none: the
+// line every format shows beside the message, without expanding anything.
+std::string CauseLine(const Finding& finding);
+
 // The finding that explains a scenario's outcome: for a failing scenario the first finding
 // that is a failure or a checker error, for an xfail the first expected one; nullptr if none.
 const Finding* KeyFinding(const ScenarioResult& scenario);

@@ -199,6 +199,96 @@ TEST_F(HtmlBrowserTest, ScreenshotIsKept) {
   std::cout << "screenshot: " << shot.string() << "\n";
 }
 
+// Measures the laid-out page at the window's width and writes what it found into <html>'s data
+// attributes, which --dump-dom prints: what overflows its box horizontally (the page, a table
+// wider than its container, a cell or <pre> whose content is wider than itself), how many cause
+// lines there are and how many of them are laid out (a height, no closed <details> around them),
+// and the context table's fields that appear more than once ("git sha" and "git_sha" are one).
+constexpr const char* kLayoutProbe = R"js(<script id="lockstep-test-layout">
+(function () {
+  var html = document.documentElement, over = [];
+  if (html.scrollWidth > html.clientWidth) over.push("page:" + html.scrollWidth + ">" + html.clientWidth);
+  document.querySelectorAll("table").forEach(function (t, i) {
+    var name = t.id || t.className || ("table" + i);
+    if (t.offsetWidth > t.parentElement.clientWidth) over.push(name + ":" + t.offsetWidth + ">" + t.parentElement.clientWidth);
+    t.querySelectorAll("td, pre").forEach(function (c) {
+      if (c.scrollWidth > c.clientWidth + 1) over.push(name + ">" + c.tagName.toLowerCase() + ":" + c.scrollWidth + ">" + c.clientWidth);
+    });
+  });
+  var causes = document.querySelectorAll(".cause"), visible = 0;
+  causes.forEach(function (c) {
+    if (c.offsetHeight > 0 && c.getClientRects().length > 0 && !c.closest("details:not([open])")) visible++;
+  });
+  var seen = {}, twice = [];
+  document.querySelectorAll("#context th").forEach(function (th) {
+    var key = th.textContent.replace(/_/g, " ");
+    if (seen[key]) twice.push(key);
+    seen[key] = true;
+  });
+  html.setAttribute("data-overflowing", over.join(" "));
+  html.setAttribute("data-causes", String(causes.length));
+  html.setAttribute("data-causes-visible", String(visible));
+  html.setAttribute("data-context-twice", twice.join(","));
+})();
+</script>
+)js";
+
+struct Layout {
+  std::string overflowing, causes, causes_visible, context_twice;
+};
+
+// `page` with the layout probe added, in headless Chromium at a 1400 x 900 window.
+Layout MeasureLayout(const std::string& chromium, const std::string& page_source, const std::string& name) {
+  std::string source = page_source;
+  const size_t end = source.rfind("</body>");
+  EXPECT_NE(end, std::string::npos);
+  if (end != std::string::npos) source.insert(end, kLayoutProbe);
+  const fs::path page = ArtifactDir() / name;
+  std::ofstream(page) << source;
+  BrowserRun run = RunChromium(chromium, page, {"--dump-dom", "--window-size=1400,900"});
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.err;
+  std::ofstream(ArtifactDir() / (page.stem().string() + ".dom.html")) << run.result.out;
+  const std::vector<std::string> html_tag = Tags(run.result.out, "html");
+  EXPECT_EQ(html_tag.size(), 1u) << run.result.err;
+  if (html_tag.size() != 1) return {};
+  EXPECT_EQ(Attribute(html_tag[0], "data-causes").empty(), false) << "the layout probe did not run";
+  return Layout{Attribute(html_tag[0], "data-overflowing"), Attribute(html_tag[0], "data-causes"),
+                Attribute(html_tag[0], "data-causes-visible"), Attribute(html_tag[0], "data-context-twice")};
+}
+
+TEST_F(HtmlBrowserTest, FitsA1400PxWindowWithEveryCauseShownAndEachFieldOnce) {
+  const std::string source = ReadFile(page_);
+  const Layout layout = MeasureLayout(chromium_, source, "layout.html");
+  EXPECT_EQ(layout.overflowing, "") << "wider than its box at 1400 px";
+  EXPECT_EQ(layout.context_twice, "") << "context fields shown twice";
+  // Every cause line of the page is laid out, none hidden in a closed <details>; the canned
+  // failing run has one (its synced_grads finding), in the findings and in the summary.
+  EXPECT_EQ(layout.causes_visible, layout.causes);
+  if (!std::getenv("LOCKSTEP_HTML_REPORT")) {
+    EXPECT_EQ(layout.causes, "2");
+  }
+}
+
+TEST_F(HtmlBrowserTest, LayoutChecksCatchAWideTableAHiddenCauseAndARepeatedField) {
+  // The checks above must be able to fail: a cell that cannot wrap, a cause inside a closed
+  // <details>, and the git sha row twice.
+  std::string source = ReadFile(page_);
+  const size_t context = source.find("<table id=\"context\">\n");
+  ASSERT_NE(context, std::string::npos);
+  source.insert(context + std::string("<table id=\"context\">\n").size(),
+                "<tr><th>git_sha</th><td>again</td></tr>\n");
+  const size_t end = source.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  source.insert(end, "<table id=\"wide\"><tr><td style=\"white-space: nowrap\">" + std::string(4000, 'x') +
+                         "</td></tr></table>\n<details><summary>more</summary><div class=\"cause\">cause: hidden</div>"
+                         "</details>\n");
+  const Layout layout = MeasureLayout(chromium_, source, "bad_layout.html");
+  EXPECT_THAT(layout.overflowing, HasSubstr("page:"));
+  EXPECT_THAT(layout.overflowing, HasSubstr("wide:"));
+  EXPECT_THAT(layout.context_twice, HasSubstr("git sha"));
+  EXPECT_NE(layout.causes_visible, layout.causes);
+}
+
 TEST_F(HtmlBrowserTest, AnErrorInThePageIsCaught) {
   // The checks above must be able to fail: the same page with a script that throws and one that
   // logs an error, and the page's own error list and Chromium's log both show them.

@@ -64,6 +64,7 @@ constexpr char kStep[] = "step";
 constexpr char kTensor[] = "tensor";
 constexpr char kTensors[] = "tensors";
 constexpr char kMessage[] = "message";
+constexpr char kCause[] = "cause";
 constexpr char kDetails[] = "details";
 constexpr char kSkipReason[] = "skip_reason";
 // series (also steps, tensors, step, tensor, ranks above)
@@ -104,6 +105,7 @@ Json FindingToJson(const Finding& finding) {
   out[key::kTensors] = finding.tensors;
   out[key::kRanks] = finding.ranks;
   out[key::kMessage] = finding.message;
+  out[key::kCause] = finding.cause;
   Json details = Json::object();
   for (const auto& [key, value] : finding.details) details[key] = value;
   out[key::kDetails] = std::move(details);
@@ -397,6 +399,7 @@ Status ReadFinding(const Reader& r, const Json& j, const std::string& path, Find
   LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, key::kTensors, path, &f->tensors));
   LOCKSTEP_RETURN_IF_ERROR(r.IntList(j, key::kRanks, path, &f->ranks));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kMessage, path, &f->message));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kCause, path, &f->cause));
   LOCKSTEP_RETURN_IF_ERROR(r.StringMap(j, key::kDetails, path, &f->details));
   return Status::Ok();
 }

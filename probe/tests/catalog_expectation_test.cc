@@ -77,6 +77,32 @@ TEST(CatalogExpectationTest, MessageMustContainTheNamedText) {
   EXPECT_NE(problems[0].find("message without \"count 1 vs 2632\""), std::string::npos) << problems[0];
 }
 
+TEST(CatalogExpectationTest, CauseMustContainTheNamedText) {
+  CatalogExpectation e;
+  ExpectedFinding f;
+  f.checker = "synced_grads";
+  f.cause_contains = {"not divided by the world size"};
+  e.findings.push_back(f);
+  Finding divided = MakeFinding("synced_grads", 4, {2}, "0.weight", "gradients after sync diverge");
+  divided.cause = "rank 2's gradients are 3x the others' (...): a sum not divided by the world size (3)";
+  EXPECT_TRUE(MatchCatalogExpectation(e, {divided}).empty());
+  const Finding without = MakeFinding("synced_grads", 4, {2}, "0.weight", "gradients after sync diverge");
+  const std::vector<std::string> problems = MatchCatalogExpectation(e, {without});
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("cause without \"not divided by the world size\" (no cause)"), std::string::npos)
+      << problems[0];
+
+  CatalogExpectation none;
+  ExpectedFinding g;
+  g.checker = "synced_grads";
+  g.no_cause = true;
+  none.findings.push_back(g);
+  EXPECT_TRUE(MatchCatalogExpectation(none, {without}).empty());
+  const std::vector<std::string> caused = MatchCatalogExpectation(none, {divided});
+  ASSERT_FALSE(caused.empty());
+  EXPECT_NE(caused[0].find("a cause (rank 2's gradients"), std::string::npos) << caused[0];
+}
+
 TEST(CatalogExpectationTest, ReadsASidecarAndRejectsBadOnes) {
   const fs::path dir = fs::path(testing::TempDir()) / "catalog_expectation_test";
   fs::create_directories(dir);

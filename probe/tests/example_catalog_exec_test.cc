@@ -104,6 +104,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_no_forward",               "clean_sparse_embedding",
                                            "compiled_ddp_weight_edit",       "forgot_divide",
                                            "inplace_weight_edit",            "lightning_log_on_rank0_only",
+                                           "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank",          "rank0_metric_allreduce",
                                            "rank_killed",                    "regroup_in_attention",
                                            "split_in_forward_mpi"};
@@ -120,6 +121,7 @@ TEST(ExampleCatalogExec, CleanSparseEmbedding) { ExecCatalogEntry("clean_sparse_
 TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
+TEST(ExampleCatalogExec, ModelNotWrappedInDdp) { ExecCatalogEntry("model_not_wrapped_in_ddp"); }
 TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one_rank"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }

@@ -1,0 +1,158 @@
+#include "checkers/divergence_cause.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "checkers/internal/check_util.h"
+
+namespace lockstep {
+namespace {
+
+using internal::FormatNumber;
+using internal::RankPhrase;
+
+constexpr TensorKind kReplicatedKinds[] = {TensorKind::kParam, TensorKind::kGrad, TensorKind::kBuffer,
+                                           TensorKind::kOptimizerState};
+
+bool Diverges(const DivergenceFacts& facts, TensorKind kind) {
+  auto it = facts.divergent.find(kind);
+  return it != facts.divergent.end() && !it->second.empty();
+}
+
+// The largest relative norm difference of a cell's groups from its reference group; NaN when a
+// group has no digest (the tensor is missing there) or a norm is not finite: not a number that
+// says "by how little".
+double RelNormDiff(const TensorDivergence& d) {
+  const DigestGroup& ref = d.groups.front();
+  double worst = 0.0;
+  for (const DigestGroup& g : d.groups) {
+    if (!g.digest || !std::isfinite(g.norm) || !std::isfinite(ref.norm)) return std::numeric_limits<double>::quiet_NaN();
+    const double scale = std::max(std::fabs(ref.norm), std::fabs(g.norm));
+    worst = std::max(worst, scale > 0 ? std::fabs(g.norm - ref.norm) / scale : 0.0);
+  }
+  return worst;
+}
+
+bool EndsWith(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// BatchNorm's (and the other norm layers') running statistics, by the names torch gives them.
+bool IsRunningStatistic(const std::string& name) {
+  for (std::string_view stat : {"running_mean", "running_var", "num_batches_tracked"}) {
+    if (name == stat || EndsWith(name, std::string(".") + std::string(stat))) return true;
+  }
+  return false;
+}
+
+// Parameters or gradients differ at a step in which no rank issued any reducing collective: the
+// gradients were never summed across ranks, so each rank trained on its own data alone.
+std::optional<std::string> NoGradientReduction(const DivergenceFacts& facts) {
+  if (facts.step < 1 || facts.ranks_compared < 2 || facts.reductions_in_step > 0) return std::nullopt;
+  if (!Diverges(facts, TensorKind::kGrad) && !Diverges(facts, TensorKind::kParam)) return std::nullopt;
+  return "no gradient all-reduce was issued on any rank in step " + std::to_string(facts.step) +
+         ": the model is probably not wrapped in DDP (its gradients are never averaged across ranks)";
+}
+
+// The same ranks hold, for every divergent gradient, the majority's gradient times the number
+// of ranks: a rank that summed the gradients and did not divide by the world size.
+std::optional<std::string> SumNotDivided(const DivergenceFacts& facts) {
+  if (!Diverges(facts, TensorKind::kGrad) || facts.ranks_compared < 2) return std::nullopt;
+  const double world = facts.ranks_compared;
+  std::vector<int> odd;
+  for (const TensorDivergence& d : facts.divergent.at(TensorKind::kGrad)) {
+    if (d.groups.size() != 2 || !d.has_majority || !d.groups[0].digest || !d.groups[1].digest) return std::nullopt;
+    if (odd.empty()) odd = d.odd_ranks;
+    if (d.odd_ranks != odd) return std::nullopt;
+    const double ref = d.groups[0].norm;
+    const double other = d.groups[1].norm;
+    if (!std::isfinite(ref) || !std::isfinite(other) || ref <= 0.0) return std::nullopt;
+    // float32 sums of `world` terms in another order: far below a thousandth.
+    if (std::fabs(other / ref - world) > 1e-3 * world) return std::nullopt;
+  }
+  const std::string who = RankPhrase(odd) + (odd.size() == 1 ? "'s" : "'");
+  return who + " gradients are " + FormatNumber(world) + "x the others' (every divergent gradient at step " +
+         std::to_string(facts.step) + "): a sum not divided by the world size (" + FormatNumber(world) + ")";
+}
+
+// Buffers differ while parameters, gradients and optimizer state agree: the buffers are updated
+// on each rank from its own data and never synchronized.
+std::optional<std::string> OnlyBuffers(const DivergenceFacts& facts) {
+  if (!Diverges(facts, TensorKind::kBuffer)) return std::nullopt;
+  for (TensorKind kind : {TensorKind::kParam, TensorKind::kGrad, TensorKind::kOptimizerState}) {
+    if (Diverges(facts, kind)) return std::nullopt;
+  }
+  const std::vector<TensorDivergence>& buffers = facts.divergent.at(TensorKind::kBuffer);
+  const bool statistics = std::all_of(buffers.begin(), buffers.end(),
+                                      [](const TensorDivergence& d) { return IsRunningStatistic(d.tensor); });
+  if (statistics) {
+    return std::string("only buffers diverge (parameters and gradients agree): BatchNorm statistics are not "
+                       "broadcast (broadcast_buffers=False?)");
+  }
+  return std::string("only buffers diverge (parameters and gradients agree): buffers are not synchronized across ranks");
+}
+
+// The synced gradients differ, and every divergent tensor differs from its reference group's
+// norm by a relative amount at rounding level, at least one by more than nothing: the ranks
+// reduced the same values in a different floating-point order. Weights that differ by as little
+// while the gradients agree were changed after the reduction (an edit of one rank's weights): no
+// reduction is to blame, and no cause is given.
+std::optional<std::string> RoundingLevelOnly(const DivergenceFacts& facts) {
+  if (!Diverges(facts, TensorKind::kGrad)) return std::nullopt;
+  double worst = 0.0;
+  size_t cells = 0;
+  for (const auto& [kind, divergences] : facts.divergent) {
+    for (const TensorDivergence& d : divergences) {
+      const double rel = RelNormDiff(d);
+      if (std::isnan(rel) || rel > kRoundingLevelRelDiff) return std::nullopt;
+      worst = std::max(worst, rel);
+      ++cells;
+    }
+  }
+  if (cells == 0 || worst <= 0.0) return std::nullopt;
+  return "differences at rounding level only (max relative norm difference " + FormatNumber(worst, 3) +
+         "): probably a non-deterministic reduction (the ranks summed in different orders)";
+}
+
+}  // namespace
+
+const std::vector<DivergenceCause>& DivergenceCauses() {
+  static const std::vector<DivergenceCause> causes = {
+      {"no_gradient_reduction", &NoGradientReduction},
+      {"sum_not_divided", &SumNotDivided},
+      {"only_buffers", &OnlyBuffers},
+      {"rounding_level", &RoundingLevelOnly},
+  };
+  return causes;
+}
+
+std::optional<std::string> ExplainDivergence(const DivergenceFacts& facts) {
+  for (const DivergenceCause& cause : DivergenceCauses()) {
+    if (std::optional<std::string> line = cause.explain(facts)) return line;
+  }
+  return std::nullopt;
+}
+
+DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepRecord*>& records) {
+  DivergenceFacts facts;
+  facts.step = step;
+  for (const StepRecord* r : records) facts.ranks_compared += r != nullptr ? 1 : 0;
+  for (TensorKind kind : kReplicatedKinds) {
+    std::vector<TensorDivergence> cells = DivergencesAtStep(step, records, kind);
+    if (!cells.empty()) facts.divergent[kind] = std::move(cells);
+  }
+  return facts;
+}
+
+void AddCollectiveFacts(const std::vector<RankTrace>& traces, DivergenceFacts* facts) {
+  facts->reductions_in_step = 0;
+  for (const RankTrace& trace : traces) {
+    for (const CollectiveRecord& c : trace.collectives) {
+      if (c.step != facts->step) continue;
+      if (c.op == "all_reduce" || c.op == "reduce_scatter" || c.op == "reduce") ++facts->reductions_in_step;
+    }
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,52 @@
+// Why the replicas probably diverged, read off the traces at the first divergent step and never
+// guessed beyond them. A divergence finding says what differs (step, tensors, ranks); a cause
+// says which known bug the records point to, e.g. "no gradient all-reduce was issued on any rank
+// in step 1: the model is probably not wrapped in DDP". Each cause is one rule over the facts of
+// that step (DivergenceFacts) that gives its line, or nothing when the records do not support it;
+// a replica finding carries the first cause that holds (Finding::cause, docs/CHECKERS.md#causes).
+// The rules are plain functions of data: each is tested to fire and to stay quiet on its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checkers/replica_comparison.h"
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+// What the records say about one step at which some replicated tensor differs across ranks.
+struct DivergenceFacts {
+  int64_t step = 0;
+  int ranks_compared = 0;  // ranks that recorded the step
+  // The divergent cells of every replicated kind at the step; a kind that agrees is absent.
+  std::map<TensorKind, std::vector<TensorDivergence>> divergent;
+  // How many reducing collectives (all_reduce, reduce_scatter, reduce) the ranks issued in the
+  // step, all ranks together. Both writers of traces (lockstep-rank, the probe) record every
+  // collective; the in-band comparison's one-step tables carry none, and its findings keep their
+  // messages only (checkers/in_band_comparison.h), never a cause.
+  int64_t reductions_in_step = 0;
+};
+
+// One cause: its name (docs/CHECKERS.md#causes lists them) and its rule.
+struct DivergenceCause {
+  std::string_view name;
+  std::optional<std::string> (*explain)(const DivergenceFacts& facts);
+};
+
+// Every cause, in the order they are tried: the first that holds is the finding's.
+const std::vector<DivergenceCause>& DivergenceCauses();
+
+// The line of the first cause that holds, or nothing.
+std::optional<std::string> ExplainDivergence(const DivergenceFacts& facts);
+
+// The facts of `step` from the ranks' records of it (a StepJudge's OnStep): the divergent cells
+// of every kind. The collectives come from the folded traces afterwards (AddCollectiveFacts).
+DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepRecord*>& records);
+void AddCollectiveFacts(const std::vector<RankTrace>& traces, DivergenceFacts* facts);
+
+}  // namespace lockstep

@@ -1,0 +1,202 @@
+// Each cause fires on the records of its bug and stays quiet on records that only look alike,
+// through the replica checkers that attach it (as a run's report shows it) and as a rule alone.
+#include "checkers/divergence_cause.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "checkers/buffers_checker.h"
+#include "checkers/replica_weights_checker.h"
+#include "checkers/synced_grads_checker.h"
+#include "checkers/testing/canned_run.h"
+
+namespace lockstep {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::CannedRun;
+
+const char* const kParams[] = {"w0", "w1", "w2"};
+
+Finding OnlyFinding(const std::vector<Finding>& findings) {
+  EXPECT_EQ(findings.size(), 1u);
+  return findings.empty() ? Finding{} : findings.front();
+}
+
+// The canned run's all_reduces of `step`, on every rank, gone: the gradients were not averaged.
+void DropReductions(CannedRun& run, int64_t step) {
+  for (RankTrace& t : run.traces) {
+    t.collectives.erase(std::remove_if(t.collectives.begin(), t.collectives.end(),
+                                       [&](const CollectiveRecord& c) { return c.step == step && c.op == "all_reduce"; }),
+                        t.collectives.end());
+  }
+}
+
+// Each rank trains alone from step 1: every parameter and gradient differs on every rank.
+void EachRankAlone(CannedRun& run, int ranks) {
+  for (int r = 1; r < ranks; ++r) {
+    for (const char* p : kParams) {
+      run.Diverge(r, TensorKind::kParam, p, 1, 0.01 * r);
+      run.Diverge(r, TensorKind::kGrad, p, 1, 0.02 * r);
+    }
+  }
+}
+
+TEST(DivergenceCauseTest, NoReductionInTheStepIsAModelWithoutDdp) {
+  CannedRun run(3, 3);
+  EachRankAlone(run, 3);
+  for (int64_t s = 1; s <= 3; ++s) DropReductions(run, s);
+  const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
+  EXPECT_EQ(weights.cause,
+            "no gradient all-reduce was issued on any rank in step 1: the model is probably not wrapped in DDP "
+            "(its gradients are never averaged across ranks)");
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause, HasSubstr("not wrapped in DDP"));
+}
+
+TEST(DivergenceCauseTest, AReductionOnOneRankIsNotAMissingDdp) {
+  CannedRun run(3, 3);
+  EachRankAlone(run, 3);
+  CannedRun with_one = run;
+  for (int64_t s = 1; s <= 3; ++s) DropReductions(run, s);
+  // The same divergence with the all-reduces recorded: the records show a reduction.
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(with_one.Context())).cause, Not(HasSubstr("DDP")));
+  // Rank 0 alone still all-reduces in step 1 (the others do not): not "on any rank".
+  for (const CollectiveRecord& c : with_one.traces[0].collectives) {
+    if (c.step == 1 && c.op == "all_reduce") run.traces[0].collectives.push_back(c);
+  }
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause, Not(HasSubstr("DDP")));
+}
+
+TEST(DivergenceCauseTest, StepZeroHasNoGradientsToReduce) {
+  CannedRun run(3, 2);
+  run.Diverge(1, TensorKind::kParam, "w0", 0);  // differs after the initial broadcast
+  DropReductions(run, 0);
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause, Not(HasSubstr("DDP")));
+}
+
+// From step 4 rank 2 steps with the summed gradient: 3x the others' on every parameter, and its
+// weights follow.
+void ForgotDivide(CannedRun& run, int rank, double factor) {
+  for (const char* p : kParams) {
+    run.Diverge(rank, TensorKind::kGrad, p, 4, factor - 1.0);
+    run.Diverge(rank, TensorKind::kParam, p, 4, 1e-2);
+  }
+}
+
+TEST(DivergenceCauseTest, GradientsWorldSizeTimesTheOthersAreASumNotDivided) {
+  CannedRun run(3, 6);
+  ForgotDivide(run, 2, 3.0);
+  const Finding grads = OnlyFinding(SyncedGradsChecker().Check(run.Context()));
+  EXPECT_EQ(grads.step, 4);
+  EXPECT_EQ(grads.cause,
+            "rank 2's gradients are 3x the others' (every divergent gradient at step 4): a sum not divided by the "
+            "world size (3)");
+  // The weights that diverge at the same step carry the same cause.
+  EXPECT_EQ(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause, grads.cause);
+}
+
+TEST(DivergenceCauseTest, AnotherFactorOrOneGradientIsNotASumNotDivided) {
+  CannedRun twice(3, 6);
+  ForgotDivide(twice, 2, 2.0);  // 2x in a world of 3
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(twice.Context())).cause, Not(HasSubstr("not divided")));
+
+  CannedRun mixed(3, 6);
+  mixed.Diverge(2, TensorKind::kGrad, "w0", 4, 2.0);  // 3x
+  mixed.Diverge(2, TensorKind::kGrad, "w1", 4, 0.5);  // 1.5x
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(mixed.Context())).cause, Not(HasSubstr("not divided")));
+
+  CannedRun two_ranks(3, 6);  // different ranks odd on different tensors
+  two_ranks.Diverge(2, TensorKind::kGrad, "w0", 4, 2.0);
+  two_ranks.Diverge(1, TensorKind::kGrad, "w1", 4, 2.0);
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(two_ranks.Context())).cause, Not(HasSubstr("not divided")));
+}
+
+TEST(DivergenceCauseTest, OnlyRunningStatisticsDivergingIsBatchNormWithoutBroadcast) {
+  CannedRun run(3, 4);
+  for (int r = 1; r < 3; ++r) run.Diverge(r, TensorKind::kBuffer, "bn.running_mean", 1, 0.01 * r);
+  EXPECT_EQ(OnlyFinding(BuffersChecker().Check(run.Context())).cause,
+            "only buffers diverge (parameters and gradients agree): BatchNorm statistics are not broadcast "
+            "(broadcast_buffers=False?)");
+}
+
+TEST(DivergenceCauseTest, OtherBuffersAreNotCalledBatchNorm) {
+  CannedRun run(3, 4);
+  for (RankTrace& t : run.traces) {
+    for (StepRecord& s : t.steps) {
+      for (TensorRecord& rec : s.tensors) {
+        if (rec.kind == TensorKind::kBuffer) rec.name = "rope.cache";
+      }
+    }
+  }
+  run.Diverge(1, TensorKind::kBuffer, "rope.cache", 2);
+  EXPECT_EQ(OnlyFinding(BuffersChecker().Check(run.Context())).cause,
+            "only buffers diverge (parameters and gradients agree): buffers are not synchronized across ranks");
+}
+
+TEST(DivergenceCauseTest, BuffersWithWeightsAreNotOnlyBuffers) {
+  CannedRun run(3, 4);
+  run.Diverge(1, TensorKind::kBuffer, "bn.running_mean", 2);
+  run.Diverge(1, TensorKind::kParam, "w1", 2);
+  EXPECT_THAT(OnlyFinding(BuffersChecker().Check(run.Context())).cause, Not(HasSubstr("only buffers")));
+}
+
+TEST(DivergenceCauseTest, RoundingLevelDifferencesAreANonDeterministicReduction) {
+  CannedRun run(3, 4);
+  run.Diverge(1, TensorKind::kGrad, "w0", 2, 3e-7);
+  run.Diverge(1, TensorKind::kParam, "w0", 2, 1e-7);
+  const Finding grads = OnlyFinding(SyncedGradsChecker().Check(run.Context()));
+  EXPECT_EQ(grads.cause,
+            "differences at rounding level only (max relative norm difference 3e-07): probably a non-deterministic "
+            "reduction (the ranks summed in different orders)");
+}
+
+TEST(DivergenceCauseTest, ALargerOrNoNormDifferenceIsNotRoundingLevel) {
+  CannedRun larger(3, 4);
+  larger.Diverge(1, TensorKind::kGrad, "w0", 2, 3e-7);
+  larger.Diverge(1, TensorKind::kParam, "w0", 2, 1e-3);  // one tensor beyond rounding
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(larger.Context())).cause, Not(HasSubstr("rounding")));
+
+  CannedRun same_norm(3, 4);  // other bits, same norm: nothing says by how little
+  same_norm.Diverge(1, TensorKind::kGrad, "w0", 2, 0.0);
+  EXPECT_EQ(OnlyFinding(SyncedGradsChecker().Check(same_norm.Context())).cause, "");
+}
+
+TEST(DivergenceCauseTest, WeightsAtRoundingLevelWithAgreeingGradientsAreNoReduction) {
+  // examples/inplace_weight_edit.py: rank 1 scales a weight by a hair after the optimizer step;
+  // the gradients, which a reduction would have made differ, agree.
+  CannedRun run(3, 4);
+  run.Diverge(1, TensorKind::kParam, "w0", 3, 1.4e-6);
+  const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
+  EXPECT_THAT(weights.message, HasSubstr("rounding level"));  // what the message has always said
+  EXPECT_EQ(weights.cause, "");
+}
+
+TEST(DivergenceCauseTest, AnUnexplainedDivergenceHasNoCause) {
+  CannedRun run(4, 3);
+  run.Diverge(2, TensorKind::kParam, "w1", 2);  // a weight edited on one rank: no known pattern
+  const Finding f = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
+  EXPECT_EQ(f.cause, "");
+  EXPECT_THAT(f.message, HasSubstr("diverge at step 2"));
+}
+
+TEST(DivergenceCauseTest, TheFirstCauseThatHoldsWins) {
+  // No reduction at all and rounding-level differences: the missing reduction is the cause.
+  CannedRun run(3, 3);
+  run.Diverge(1, TensorKind::kGrad, "w0", 1, 1e-7);
+  DropReductions(run, 1);
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause, HasSubstr("not wrapped in DDP"));
+
+  std::set<std::string_view> names;
+  for (const DivergenceCause& c : DivergenceCauses()) {
+    EXPECT_TRUE(names.insert(c.name).second) << c.name;
+    EXPECT_EQ(c.explain(DivergenceFacts{}), std::nullopt) << c.name << " fires on no divergence at all";
+  }
+  EXPECT_EQ(names.size(), 4u);
+}
+
+}  // namespace
+}  // namespace lockstep

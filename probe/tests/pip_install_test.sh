@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The probe as a user installs it (docs/PROBE.md): `pip install --no-build-isolation probe/` into a
+# fresh virtual environment that sees the build's Python packages (torch, scikit-build-core) but
+# not the build's staged probe; the installed package is imported from that environment, a probe
+# program runs under torchrun with LOCKSTEP_PROBE=1 (the package's .pth attaches it, no
+# sitecustomize, no PYTHONPATH), and `lockstep check` judges the traces it wrote.
+#
+#   pip_install_test.sh PYTHON SOURCE_DIR LOCKSTEP WORK_DIR
+#
+# WORK_DIR/build is the package's CMake build folder, kept between runs (scikit-build-core's
+# build-dir), so a rerun compiles only what changed; with ccache on PATH the compiler goes through
+# it, so a fresh build folder (a fresh clone in CI) costs cache hits after the first.
+set -euo pipefail
+python=$1 src=$2 lockstep=$3 work=$4
+venv=$work/venv traces=$work/traces out=$work/check
+rm -rf "$venv" "$traces" "$out"
+mkdir -p "$work"
+step() { echo "== $*"; }
+
+step "a fresh environment whose site-packages lists $python's (torch) and nothing of the build"
+"$python" -m venv "$venv"
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+"$python" -c 'import site; print("\n".join(site.getsitepackages()))' > "$site/lockstep_test_parent_site.pth"
+unset PYTHONPATH LOCKSTEP_PROBE LOCKSTEP_TRACE_DIR LOCKSTEP_RUN_NAME
+"$venv/bin/python" -c 'import torch' || { echo "torch is not importable in the test environment"; exit 1; }
+if "$venv/bin/python" -c 'import lockstep' 2>/dev/null; then
+  echo "lockstep is importable before the install: the test would not test the package"; exit 1
+fi
+
+step "pip install --no-build-isolation $src/probe"
+settings=(--config-settings=build-dir="$work/build")
+if command -v ccache >/dev/null 2>&1; then
+  settings+=(--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache
+             --config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache
+             --config-settings=cmake.define.CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$src
+fi
+# LOCKSTEP_JOBS, as for ci/build.sh, caps the package build's parallel jobs (scikit-build-core
+# passes CMAKE_BUILD_PARALLEL_LEVEL on to the build).
+if [[ -n ${LOCKSTEP_JOBS:-} ]]; then export CMAKE_BUILD_PARALLEL_LEVEL=$LOCKSTEP_JOBS; fi
+start=$(date +%s)
+"$venv/bin/python" -m pip install --no-build-isolation --no-deps --no-index --disable-pip-version-check \
+  "${settings[@]}" "$src/probe"
+echo "install took $(( $(date +%s) - start )) s"
+
+step "the installed package, from the environment's site-packages"
+cd "$work"  # not the source tree: nothing of probe/ on sys.path
+"$venv/bin/python" - "$site" <<'EOF'
+import os, sys
+import lockstep, lockstep.probe
+from lockstep import _lockstep_probe
+site = os.path.realpath(sys.argv[1])
+for module in (lockstep, _lockstep_probe):
+    where = os.path.realpath(module.__file__)
+    assert where.startswith(site + os.sep), "%s comes from %s, not %s" % (module.__name__, where, site)
+assert os.path.isfile(os.path.join(site, "lockstep_probe.pth")), "no lockstep_probe.pth in " + site
+assert not os.path.exists(os.path.join(site, "sitecustomize.py")), "the package must not install a sitecustomize"
+print("lockstep from", os.path.dirname(lockstep.__file__))
+EOF
+
+step "a probe program under torchrun with LOCKSTEP_PROBE=1"
+# DDP and a subgroup of its own. (Not comm_hook_static_graph.py: under torchrun, torch 2.11 itself
+# aborts it at exit about every other run, "terminate called without an active exception", with
+# the probe off as well.)
+program=$src/probe/tests/programs/subgroup_collectives.py
+LOCKSTEP_PROBE=1 LOCKSTEP_TRACE_DIR=$traces LOCKSTEP_RUN_NAME=pip_install \
+  "$venv/bin/python" -m torch.distributed.run --standalone --nproc-per-node 3 "$program"
+for r in 0 1 2; do
+  trace=$traces/rank-$r.trace
+  [[ -s $trace ]] || { echo "no trace from rank $r: the probe did not attach"; ls -la "$traces" || true; exit 1; }
+  grep -q '"type":"step"' "$trace" || { echo "$trace has no step record"; exit 1; }
+  grep -q '"op":"all_reduce"' "$trace" || { echo "$trace has no all_reduce record"; exit 1; }
+done
+
+step "lockstep check $traces"
+"$lockstep" check "$traces" --out "$out"
+grep -q '"outcome": "pass"' "$out/report.json" || { echo "report.json does not pass:"; cat "$out/report.json"; exit 1; }
+echo "pip install test: ok"
