@@ -11,6 +11,8 @@ model-parallel programs"). The checkers compare a tensor within its group only.
     group under HYBRID_SHARD, its process group under NO_SHARD, none (not compared) otherwise.
   * A plain tensor: every rank (a DDP program), or, once the program made a DeviceMesh with a dim
     named for pipeline parallelism, the ranks of this rank's stage (same coordinate on that dim).
+    A plain tensor of a program with torch.distributed.pipelining stages but no such mesh: this
+    rank's alone (its peers hold other stages, and which ranks share one is not known).
 
 A group is defined once (session.define_replica_group) and named by a small id per tensor, 0 for
 every rank and -1 for "compared with no other rank"; the trace writes each group once.
@@ -56,6 +58,8 @@ class ReplicaGroups:
         self._fsdp1 = {}      # id(param) -> (param, id)
         self._fsdp1_seen = set()  # id() of FSDP1 modules already read
         self.plain = WORLD    # the group of a plain tensor
+        self._stage = {}      # id(tensor) -> tensor: the pipeline stages' parameters and buffers
+        self._stages_read = False
 
     def _define(self, ranks, label):
         if ranks is None or len(ranks) < 2:
@@ -145,6 +149,28 @@ class ReplicaGroups:
                 for p in held:
                     self._fsdp1[id(p)] = (p, gid)
 
+    # ------------------------------------------------------------------ pipeline stages
+
+    def read_stages(self):
+        """Finds the program's torch.distributed.pipelining stages, once: at its first optimizer
+        step, when they are built (a program that never imported pipelining searches nothing)."""
+        if self._stages_read:
+            return
+        self._stages_read = True
+        module = sys.modules.get("torch.distributed.pipelining.stage")
+        base = getattr(module, "_PipelineStageBase", None)
+        if base is None:
+            return
+        import gc
+
+        for obj in gc.get_objects():
+            if issubclass(type(obj), base):
+                submod = getattr(obj, "submod", None)
+                if submod is None:
+                    continue
+                for t in list(submod.parameters()) + list(submod.buffers()):
+                    self._stage[id(t)] = t
+
     # ------------------------------------------------------------------ any tensor
 
     def of(self, tensor, param=None, models=()):
@@ -162,4 +188,8 @@ class ReplicaGroups:
             return tensor, (hit[1] if hit is not None and hit[0] is owner else ALONE)
         if param is not None and dtensor is not None and isinstance(param, dtensor.DTensor) and tensor.dim() > 0:
             return tensor, ALONE  # a plain piece of a DTensor parameter's state: this rank's alone
+        if self.plain == WORLD and self._stage:
+            # A pipeline program without a mesh to say which ranks share a stage: its stages'
+            # tensors, and the unused copies of other stages' layers it may keep, are this rank's.
+            return tensor, ALONE
         return tensor, self.plain

@@ -341,6 +341,7 @@ def _capture_optimizer(optimizer):
         _discover_models(optimizer)
     grad_names, grads, grad_groups, state_names, states, state_groups = [], [], [], [], [], []
     replicas = st.replicas
+    replicas.read_stages()
     sharded = _zero_redundancy(optimizer)
     # ZeroRedundancyOptimizer's own `state` stays empty: its shard's state is its local optimizer's.
     state = optimizer.optim.state if sharded else optimizer.state
@@ -375,6 +376,7 @@ def _write_record(loss):
     s = st.session
     names, params, groups, buf_names, bufs, buf_groups = [], [], [], [], [], []
     replicas = st.replicas
+    replicas.read_stages()
     seen = set()
     for model in st.models:
         for name, p in model.named_parameters():
