@@ -180,11 +180,11 @@ def main():
         pass
     import torch
 
-    summary = ("%.1fM-parameter MLP, AdamW, DDP on gloo, %d ranks x %d thread(s), batch %d per rank: "
+    summary = ("%.1fM-parameter MLP, AdamW, %s on gloo, %d ranks x %d thread(s), batch %d per rank: "
                "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
                "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
                "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps" % (
-                   params / 1e6, args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
+                   params / 1e6, "FSDP2" if args.model == "fsdp2" else "DDP", args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
                    (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100,
                    statistics.median(one_time) * 1e3 if one_time else 0.0))
     print(summary)
