@@ -71,6 +71,7 @@ void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, 
   StepRecord record;
   record.step = step;
   record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
+  record.loss_reported = loss.has_value();
   record.lr = lr.value_or(0.0);
   record.wall_s = session.WallSeconds();
   size_t n = 0;

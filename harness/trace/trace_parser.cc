@@ -220,6 +220,7 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       StepRecord s;
       s.step = Get<int64_t>(j, f::kStep, 0);
       s.loss = GetDouble(j, f::kLoss, std::numeric_limits<double>::quiet_NaN());
+      s.loss_reported = j.contains(f::kLoss);
       s.grad_norm = GetDouble(j, f::kGradNorm, std::numeric_limits<double>::quiet_NaN());
       s.lr = GetDouble(j, f::kLr, 0.0);
       s.wall_s = GetDouble(j, f::kWallS, 0.0);

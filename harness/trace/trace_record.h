@@ -72,6 +72,9 @@ struct TensorRecord {
 struct StepRecord {
   int64_t step = 0;      // 0: after init and the initial broadcast; k: after the k-th optimizer step
   double loss = 0.0;     // NaN at step 0
+  // false: the rank reported no loss this step (a pipeline stage before the last one, a program
+  // whose loss the probe cannot see); `loss` is then NaN. Since 2.2 the writer omits the field.
+  bool loss_reported = true;
   double grad_norm = 0.0;  // global norm of the synced gradient; NaN at step 0
   double lr = 0.0;
   double wall_s = 0.0;   // seconds since the rank started

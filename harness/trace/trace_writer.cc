@@ -228,7 +228,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Begin();
   j.Field(f::kType, f::kStepRecord);
   j.Field(f::kStep, step.step);
-  j.Field(f::kLoss, step.loss);
+  if (step.loss_reported) j.Field(f::kLoss, step.loss);
   j.Field(f::kGradNorm, step.grad_norm);
   j.Field(f::kLr, step.lr);
   j.Field(f::kWallS, step.wall_s);

@@ -394,5 +394,30 @@ TEST(TraceWriterTest, AStepWithReplicaGroupsCostsWhatOneWithoutDoes) {
   EXPECT_EQ(size_of_steps(true), size_of_steps(false));
 }
 
+
+TEST(TraceWriterTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
+  testing::TempDir temp("lockstep_trace_writer_no_loss_");
+  const auto path = temp.path() / TraceFileName(0);
+  auto w = TraceWriter::Open(path, Header(0));
+  ASSERT_TRUE(w.ok());
+  StepRecord a = Step(1, 2);
+  a.loss = std::numeric_limits<double>::quiet_NaN();
+  a.loss_reported = false;
+  StepRecord b = Step(2, 2);
+  b.loss = std::numeric_limits<double>::quiet_NaN();  // a NaN the program did report
+  ASSERT_TRUE((*w)->WriteStep(a).ok());
+  ASSERT_TRUE((*w)->WriteStep(b).ok());
+  const std::vector<std::string> lines = Lines(path);
+  EXPECT_FALSE(nlohmann::json::parse(lines[2]).contains("loss")) << lines[2];
+  EXPECT_EQ(nlohmann::json::parse(lines[3])["loss"], "nan");
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_FALSE(t->steps[0].loss_reported);
+  EXPECT_TRUE(std::isnan(t->steps[0].loss));
+  EXPECT_TRUE(t->steps[1].loss_reported);
+  EXPECT_TRUE(std::isnan(t->steps[1].loss));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -13,6 +13,7 @@ program imports it, so the program needs no change.
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
   optimizer steps     -> the global step pre/post hooks of torch.optim
   Tensor.backward     -> the loss (the scalar the program calls backward on)
+  torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
 
 import functools
@@ -171,9 +172,30 @@ def _patch_backward(torch):
     def backward(self, *args, **kwargs):
         if probe.enabled():
             probe.note_backward(self)
-        return original(self, *args, **kwargs)
+        _tls.in_backward = True  # Tensor.backward calls torch.autograd.backward: one loss, not two
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _tls.in_backward = False
 
     torch.Tensor.backward = backward
+
+    # torch.autograd.backward(loss), as torch.distributed.pipelining's last stage calls it: a
+    # single scalar with no gradient given is the loss too.
+    original_autograd = torch.autograd.backward
+
+    @functools.wraps(original_autograd)
+    def autograd_backward(tensors, grad_tensors=None, *args, **kwargs):
+        if probe.enabled() and not getattr(_tls, "in_backward", False):
+            one = tensors[0] if isinstance(tensors, (list, tuple)) and len(tensors) == 1 else tensors
+            grads = grad_tensors
+            if isinstance(grads, (list, tuple)) and len(grads) == 1:
+                grads = grads[0]
+            if isinstance(one, torch.Tensor) and grads is None and one.numel() == 1:
+                probe.note_backward(one)
+        return original_autograd(tensors, grad_tensors, *args, **kwargs)
+
+    torch.autograd.backward = autograd_backward
 
 
 def install(torch):

@@ -29,7 +29,7 @@ ALONE = -1
 
 def _names(mesh):
     names = getattr(mesh, "mesh_dim_names", None)
-    return tuple(names) if names else tuple("dim %d" % d for d in range(mesh.ndim))
+    return tuple(names) if names else tuple(str(d) for d in range(mesh.ndim))  # "mesh dim 0"
 
 
 def _label(names, dims):
@@ -109,8 +109,8 @@ class ReplicaGroups:
             candidate = get_root()
             # The root's dims stand for the submesh's only when the submesh's are named among
             # them (a flattened dim, "dp_shard_cp", is not): then read the group in the root.
-            if candidate is not mesh and set(getattr(mesh, "mesh_dim_names", None) or ()) <= set(
-                    getattr(candidate, "mesh_dim_names", None) or ()):
+            own = set(getattr(mesh, "mesh_dim_names", None) or ())
+            if candidate is not mesh and own and own <= set(getattr(candidate, "mesh_dim_names", None) or ()):
                 root = candidate
         root_names = _names(root)
         fixed = {d for d, n in enumerate(root_names) if n in sharded or n in PIPELINE_DIMS}
