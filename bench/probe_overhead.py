@@ -13,6 +13,11 @@ the step itself cost.
 
   .venv/bin/python bench/probe_overhead.py --stage build/python   # 2 ranks, 30 steps, 5 repeats
   .venv/bin/python bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
+  .venv/bin/python bench/probe_overhead.py --stage build/python --model fsdp2  # the same MLP under FSDP2
+
+With --model fsdp2 the MLP is sharded with `fully_shard` over a 1-D mesh of all ranks: every
+parameter, gradient and moment is a DTensor whose replica group the probe derives (one lookup per
+tensor, the group written once), and each rank digests its shard only.
 """
 import argparse
 import datetime
@@ -42,7 +47,17 @@ def worker(args):
     model = nn.Sequential(nn.Linear(width, 2 * width), nn.ReLU(), nn.Linear(2 * width, 2 * width), nn.ReLU(),
                           nn.Linear(2 * width, width))
     params = sum(p.numel() for p in model.parameters())
-    ddp = DDP(model)
+    if args.model == "fsdp2":
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+
+        mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, mesh=mesh)
+        ddp = fully_shard(model, mesh=mesh)
+    else:
+        ddp = DDP(model)
     optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
     data = torch.Generator().manual_seed(rank)
     x = torch.randn(args.batch, width, generator=data)
@@ -86,7 +101,8 @@ def run_variant(args, probe, workdir, port):
     for r in range(args.ranks):
         env_r = dict(env, RANK=str(r), LOCAL_RANK=str(r))
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps),
-               "--width", str(args.width), "--batch", str(args.batch), "--threads", str(args.threads)]
+               "--width", str(args.width), "--batch", str(args.batch), "--threads", str(args.threads),
+               "--model", args.model]
         procs.append(subprocess.Popen(cmd, env=env_r))
     for p in procs:
         if p.wait() != 0:
@@ -111,6 +127,7 @@ def main():
     ap.add_argument("--width", type=int, default=1120, help="MLP width: 1120 gives 10.0M parameters")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1, help="torch threads per rank")
+    ap.add_argument("--model", choices=("ddp", "fsdp2"), default="ddp", help="how the MLP is data-parallel")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -163,11 +180,11 @@ def main():
         pass
     import torch
 
-    summary = ("%.1fM-parameter MLP, AdamW, DDP on gloo, %d ranks x %d thread(s), batch %d per rank: "
+    summary = ("%.1fM-parameter MLP, AdamW, %s on gloo, %d ranks x %d thread(s), batch %d per rank: "
                "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
                "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
                "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps" % (
-                   params / 1e6, args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
+                   params / 1e6, "FSDP2" if args.model == "fsdp2" else "DDP", args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
                    (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100,
                    statistics.median(one_time) * 1e3 if one_time else 0.0))
     print(summary)

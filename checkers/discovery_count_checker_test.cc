@@ -107,5 +107,45 @@ TEST(DiscoveryCountCheckerTest, ARankThatDiedBeforeDiscoveryIsNotJudged) {
   EXPECT_TRUE(DiscoveryCountChecker().Check(run.Context()).empty());
 }
 
+
+TEST(DiscoveryCountCheckerTest, AMeshAtStartupAndGroupsDestroyedAtTheEndAreQuiet) {
+  CannedRun run(4, 3);
+  for (RankTrace& t : run.traces) {
+    t.discoveries.push_back(Call(2, "torch.init_process_group", "startup", 0));
+    t.discoveries.push_back(Call(3, "torch.init_device_mesh", "startup", 0));
+    t.discoveries.push_back(Call(4, "torch.destroy_process_group", "step", 3));  // teardown
+  }
+  EXPECT_TRUE(DiscoveryCountChecker().Check(run.Context()).empty());
+}
+
+TEST(DiscoveryCountCheckerTest, AMeshMadeMidRunFires) {
+  CannedRun run(2, 3);
+  run.traces[1].discoveries.push_back(Call(2, "torch.init_device_mesh", "step", 2, "train.py:40 in step"));
+  auto f = DiscoveryCountChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_NE(f[0].message.find("torch.init_device_mesh at step 2 in step"), std::string::npos) << f[0].message;
+}
+
+TEST(DiscoveryCountCheckerTest, GroupsMadeAndDestroyedInALoopAreCountedInTheFinding) {
+  CannedRun run(2, 4);
+  for (RankTrace& t : run.traces) {
+    int call = 2;
+    for (int64_t step = 1; step <= 3; ++step) {
+      t.discoveries.push_back(Call(call++, "torch.new_group", "step", step));
+      t.discoveries.push_back(Call(call++, "torch.destroy_process_group", "step", step));
+    }
+  }
+  auto f = DiscoveryCountChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(f[0].step, 1);
+  EXPECT_NE(f[0].message.find("and 3 groups destroyed after start-up (groups made and destroyed in a loop)"),
+            std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].details.at("rank0_destroyed"), "3");
+  EXPECT_EQ(f[0].message.find("torch.destroy_process_group at"), std::string::npos)
+      << "a destroy is counted, not judged as a call: " << f[0].message;
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -15,7 +15,7 @@ namespace {
 // What is not finite in one rank's step record.
 std::vector<std::string> NonFinite(const StepRecord& s, std::string* first_tensor) {
   std::vector<std::string> what;
-  if (s.step > 0 && !std::isfinite(s.loss)) what.push_back("loss " + internal::FormatNumber(s.loss));
+  if (s.step > 0 && s.loss_reported && !std::isfinite(s.loss)) what.push_back("loss " + internal::FormatNumber(s.loss));
   if (s.step > 0 && !std::isfinite(s.grad_norm)) what.push_back("grad norm " + internal::FormatNumber(s.grad_norm));
   for (const TensorRecord& t : s.tensors) {
     if (std::isfinite(t.norm)) continue;
@@ -27,7 +27,7 @@ std::vector<std::string> NonFinite(const StepRecord& s, std::string* first_tenso
 
 // Whether NonFinite would name anything.
 bool AnyNonFinite(const StepRecord& s) {
-  if (s.step > 0 && (!std::isfinite(s.loss) || !std::isfinite(s.grad_norm))) return true;
+  if (s.step > 0 && ((s.loss_reported && !std::isfinite(s.loss)) || !std::isfinite(s.grad_norm))) return true;
   for (const TensorRecord& t : s.tensors) {
     if (!std::isfinite(t.norm)) return true;
   }

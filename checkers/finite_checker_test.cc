@@ -48,5 +48,24 @@ TEST(FiniteCheckerTest, ANonFiniteTensorAtStepZeroCounts) {
   EXPECT_EQ(f[0].ranks, (std::vector<int>{0}));
 }
 
+
+// A rank that reported no loss (a pipeline stage before the last) is not a NaN loss; a reported
+// NaN beside it still is.
+TEST(FiniteCheckerTest, ALossNotReportedIsNotNonFinite) {
+  CannedRun run(2, 3);
+  for (int r = 0; r < 2; ++r) {
+    for (StepRecord& s : run.traces[r].steps) {
+      s.loss = std::numeric_limits<double>::quiet_NaN();
+      s.loss_reported = r == 1 && s.step == 2;  // rank 1 reports NaN at step 2
+    }
+  }
+  auto f = FiniteChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  run.Step(1, 2).loss_reported = false;
+  EXPECT_TRUE(FiniteChecker().Check(run.Context()).empty());
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -129,5 +129,30 @@ TEST(InBandComparisonTest, DisagreementNamesBothSides) {
             std::string::npos);
 }
 
+
+// Step records with replica groups (a sharded program's) are judged within their groups in-band
+// as post-run: HSDP's replicas {0, 2} and {1, 3} hold different shards, and rank 3 leaves its group.
+TEST(InBandComparisonTest, ReplicaGroupsAreJudgedAsPostRun) {
+  CannedRun run(4, 2);
+  auto a = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 2}, "mesh dim replicate"});
+  auto b = std::make_shared<const ReplicaGroup>(ReplicaGroup{{1, 3}, "mesh dim replicate"});
+  for (int r = 0; r < 4; ++r) {
+    for (StepRecord& s : run.traces[r].steps) {
+      for (TensorRecord& t : s.tensors) {
+        if (t.kind != TensorKind::kParam || t.name != "w0") continue;
+        t.group = r % 2 == 0 ? a : b;
+        t.digest = testing::FakeDigest((r % 2 == 0 ? "a/" : "b/") + std::to_string(s.step));
+      }
+    }
+  }
+  EXPECT_TRUE(InBand(run, 1).empty());
+  run.Tensor(3, 2, TensorKind::kParam, "w0").digest = testing::FakeDigest("rank 3 alone");
+  const std::vector<Finding> live = InBand(run, 2);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].ranks, (std::vector<int>{3}));
+  EXPECT_NE(live[0].message.find("replica group {1, 3} on mesh dim replicate"), std::string::npos) << live[0].message;
+  ExpectSame(live, PostRun(run));
+}
+
 }  // namespace
 }  // namespace lockstep

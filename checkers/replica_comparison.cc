@@ -49,9 +49,55 @@ std::string DescribeGroups(const TensorDivergence& d) {
 
 }  // namespace
 
+namespace {
+
+// Compares one tensor among `members` (ranks, increasing): held[i] is members[i]'s record of it,
+// null where that rank lacks it (missing). A divergence, if any, goes to `out`.
+void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, const std::vector<int>& members,
+                   const std::vector<const TensorRecord*>& held, const std::shared_ptr<const ReplicaGroup>& group,
+                   std::vector<TensorDivergence>& out) {
+  if (members.size() < 2) return;
+  std::vector<DigestGroup> groups;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const TensorRecord* t = held[i];
+    std::optional<Digest128> digest;
+    double norm = 0.0;
+    if (t != nullptr) {
+      digest = t->digest;
+      norm = t->norm;
+    }
+    if (groups.size() == 1 && groups[0].digest == digest) {  // the common case: all agree so far
+      groups[0].ranks.push_back(members[i]);
+      continue;
+    }
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const DigestGroup& x) { return x.digest == digest; });
+    if (g == groups.end()) groups.push_back(DigestGroup{{members[i]}, digest, norm});
+    else g->ranks.push_back(members[i]);
+  }
+  if (groups.size() < 2) return;
+  // Groups were created in rank order, so a stable sort by size keeps "lowest rank first"
+  // among equal sizes: without a majority, the lowest rank's group is the reference.
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const DigestGroup& a, const DigestGroup& b) { return a.ranks.size() > b.ranks.size(); });
+  TensorDivergence d;
+  d.step = step;
+  d.tensor = tensor;
+  d.kind = kind;
+  d.group = group;
+  d.has_majority = groups.front().ranks.size() * 2 > members.size();
+  for (size_t g = 1; g < groups.size(); ++g) {
+    d.odd_ranks.insert(d.odd_ranks.end(), groups[g].ranks.begin(), groups[g].ranks.end());
+  }
+  std::sort(d.odd_ranks.begin(), d.odd_ranks.end());
+  d.groups = std::move(groups);
+  out.push_back(std::move(d));
+}
+
+}  // namespace
+
 std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
                                                 TensorKind kind) {
-  std::vector<int> ranks;  // ranks that recorded this step
+  std::vector<int> ranks;  // ranks that recorded this step, increasing
   std::vector<std::vector<const TensorRecord*>> listed;  // per rank: its tensors of `kind`, recording order
   for (size_t r = 0; r < records.size(); ++r) {
     if (records[r] == nullptr) continue;
@@ -89,8 +135,13 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
     }
   }
   const size_t cells = aligned ? listed[0].size() : names.size();
+  std::vector<const TensorRecord*> cell(ranks.size());
+  std::vector<int> members;
+  std::vector<const TensorRecord*> held;
   for (size_t k = 0; k < cells; ++k) {
-    std::vector<DigestGroup> groups;
+    // Each rank's record of this tensor, and the replica groups they name (usually one).
+    std::vector<std::shared_ptr<const ReplicaGroup>> replica_groups;
+    bool any_world = false;
     for (size_t i = 0; i < ranks.size(); ++i) {
       const TensorRecord* t = nullptr;
       if (aligned) {
@@ -98,36 +149,37 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
       } else if (auto it = by_name[i].find(names[k]); it != by_name[i].end()) {
         t = it->second;
       }
-      std::optional<Digest128> digest;
-      double norm = 0.0;
-      if (t != nullptr) {
-        digest = t->digest;
-        norm = t->norm;
+      cell[i] = t;
+      if (t == nullptr) continue;
+      if (t->group == nullptr) {
+        any_world = true;
+      } else if (std::none_of(replica_groups.begin(), replica_groups.end(),
+                              [&](const auto& g) { return SameReplicaGroup(g, t->group); })) {
+        replica_groups.push_back(t->group);
       }
-      if (groups.size() == 1 && groups[0].digest == digest) {  // the common case: all agree so far
-        groups[0].ranks.push_back(ranks[i]);
-        continue;
+    }
+    const std::string& tensor = aligned ? listed[0][k]->name : names[k];
+    // The whole world (a DDP program's tensors): every rank that recorded the step must hold it.
+    if (any_world || replica_groups.empty()) {
+      held.assign(cell.begin(), cell.end());
+      for (const TensorRecord*& t : held) {
+        if (t != nullptr && t->group != nullptr) t = nullptr;
       }
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const DigestGroup& x) { return x.digest == digest; });
-      if (g == groups.end()) groups.push_back(DigestGroup{{ranks[i]}, digest, norm});
-      else g->ranks.push_back(ranks[i]);
+      CompareWithin(step, tensor, kind, ranks, held, nullptr, out);
     }
-    if (groups.size() < 2) continue;
-    // Groups were created in rank order, so a stable sort by size keeps "lowest rank first"
-    // among equal sizes: without a majority, rank 0's group is the reference.
-    std::stable_sort(groups.begin(), groups.end(),
-                     [](const DigestGroup& a, const DigestGroup& b) { return a.ranks.size() > b.ranks.size(); });
-    TensorDivergence d;
-    d.step = step;
-    d.tensor = aligned ? listed[0][k]->name : names[k];
-    d.kind = kind;
-    d.has_majority = groups.front().ranks.size() * 2 > ranks.size();
-    for (size_t g = 1; g < groups.size(); ++g) {
-      d.odd_ranks.insert(d.odd_ranks.end(), groups[g].ranks.begin(), groups[g].ranks.end());
+    // Each replica group: its members that recorded the step must hold it, in that group.
+    for (const std::shared_ptr<const ReplicaGroup>& g : replica_groups) {
+      members.clear();
+      held.clear();
+      for (int r : g->ranks) {
+        auto at = std::lower_bound(ranks.begin(), ranks.end(), r);
+        if (at == ranks.end() || *at != r) continue;  // no record of this step from that rank
+        const TensorRecord* t = cell[static_cast<size_t>(at - ranks.begin())];
+        members.push_back(r);
+        held.push_back(t != nullptr && SameReplicaGroup(t->group, g) ? t : nullptr);
+      }
+      CompareWithin(step, tensor, kind, members, held, g, out);
     }
-    std::sort(d.odd_ranks.begin(), d.odd_ranks.end());
-    d.groups = std::move(groups);
-    out.push_back(std::move(d));
   }
   return out;
 }
@@ -206,16 +258,24 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   f.step = first_step;
   f.tensor = at_step.front()->tensor;
   std::set<int> odd;
+  std::set<std::string> tensor_names;
   bool all_have_majority = true;
   double max_rel = 0.0;
   bool have_rel = false;
   std::vector<std::string> missing;
+  std::vector<std::string> replica_groups;  // the groups that diverged, described, first seen first
   for (const TensorDivergence* d : at_step) {
-    if (f.tensors.size() < kMaxTensorsInFinding) f.tensors.push_back(d->tensor);
+    if (tensor_names.insert(d->tensor).second && f.tensors.size() < kMaxTensorsInFinding) f.tensors.push_back(d->tensor);
     odd.insert(d->odd_ranks.begin(), d->odd_ranks.end());
     all_have_majority = all_have_majority && d->has_majority;
     for (const DigestGroup& g : d->groups) {
       if (!g.digest) missing.push_back(d->tensor + " on " + RankPhrase(g.ranks));
+    }
+    if (d->group != nullptr) {
+      const std::string described = DescribeReplicaGroup(*d->group);
+      if (std::find(replica_groups.begin(), replica_groups.end(), described) == replica_groups.end()) {
+        replica_groups.push_back(described);
+      }
     }
     const double rel = MaxRelNormDiff(*d);
     if (!std::isnan(rel)) {
@@ -226,21 +286,42 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   f.ranks.assign(odd.begin(), odd.end());
 
   const TensorDivergence& first = *at_step.front();
+  const size_t differ = tensor_names.size();
   std::string msg = what.noun + " diverge at step " + std::to_string(first_step);
   if (first_step == 0) msg += " (after initialization and the initial broadcast)";
-  msg += ": " + std::to_string(at_step.size()) + (at_step.size() == 1 ? " tensor differs" : " tensors differ") +
-         " across ranks (first: " + first.tensor + ")";
-  if (all_have_majority) {
+  if (first.group == nullptr) {
+    msg += ": " + std::to_string(differ) + (differ == 1 ? " tensor differs" : " tensors differ") +
+           " across ranks (first: " + first.tensor + ")";
+  } else {
+    // A sharded or model-parallel tensor: only its replica group must agree, and is named.
+    msg += ": " + std::to_string(differ) + (differ == 1 ? " tensor differs" : " tensors differ") +
+           " within a replica group (first: " + first.tensor + ", replica group " + replica_groups.front() + ")";
+  }
+  const std::vector<int>& first_odd = first.odd_ranks;
+  if (all_have_majority && first.group != nullptr) {
+    msg += "; " + RankPhrase(first_odd) + (first_odd.size() == 1 ? " differs" : " differ") +
+           " from the rest of its replica group (" + RankPhrase(first.groups.front().ranks) + ")";
+  } else if (all_have_majority) {
     msg += "; " + RankPhrase(f.ranks) + (f.ranks.size() == 1 ? " differs" : " differ") +
            " from the majority (" + RankPhrase(first.groups.front().ranks) + ")";
   } else {
     int compared = 0;
     for (const DigestGroup& g : first.groups) compared += static_cast<int>(g.ranks.size());
-    msg += "; no majority among " + std::to_string(compared) + " ranks, so " + RankPhrase(f.ranks) +
-           " (outside rank " + std::to_string(first.groups.front().ranks.front()) +
-           "'s group) named; groups of " + first.tensor + ": " + DescribeGroups(first);
+    if (first.group == nullptr) {
+      msg += "; no majority among " + std::to_string(compared) + " ranks, so " + RankPhrase(f.ranks) +
+             " (outside rank " + std::to_string(first.groups.front().ranks.front()) + "'s group) named";
+    } else {
+      msg += "; no majority among the " + std::to_string(compared) + " ranks of the group, so " + RankPhrase(f.ranks) +
+             " (not on the side of the lowest rank of their group) named";
+    }
+    msg += "; groups of " + first.tensor + ": " + DescribeGroups(first);
     f.details["majority"] = "none";
   }
+  if (replica_groups.size() > 1) {
+    msg += "; also in replica group" + std::string(replica_groups.size() > 2 ? "s " : " ") +
+           JoinCapped(std::vector<std::string>(replica_groups.begin() + 1, replica_groups.end()), 5);
+  }
+  if (!replica_groups.empty()) f.details["replica_groups"] = JoinCapped(replica_groups, replica_groups.size());
   if (!missing.empty()) msg += "; missing: " + JoinCapped(missing, 5);
   if (have_rel) {
     f.details["max_rel_diff"] = FormatNumber(max_rel, 3);
@@ -260,7 +341,7 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   AddCollectiveFacts(context.traces, &facts_);
   f.cause = ExplainDivergence(facts_).value_or("");
   f.details["groups"] = DescribeGroups(first);
-  f.details["divergent_tensors"] = std::to_string(at_step.size());
+  f.details["divergent_tensors"] = std::to_string(differ);
   f.details["kind"] = ToString(what.kind);
   return {f};
 }

@@ -24,11 +24,13 @@ struct DigestGroup {
   double norm = 0.0;
 };
 
-// One (step, tensor) cell where the ranks disagree.
+// One (step, tensor, replica group) cell where the ranks disagree.
 struct TensorDivergence {
   int64_t step = 0;
   std::string tensor;
   TensorKind kind = TensorKind::kParam;
+  // The replica group the ranks were compared in (trace_record.h); null: every rank of the step.
+  std::shared_ptr<const ReplicaGroup> group;
   std::vector<DigestGroup> groups;  // largest first; equal sizes: the one with the lowest rank first
   bool has_majority = false;        // groups[0] holds more than half of the compared ranks
   std::vector<int> odd_ranks;       // ranks outside groups[0] (the reference group)
@@ -36,6 +38,8 @@ struct TensorDivergence {
 
 // Every divergent cell of `kind` (replicated tensors only), by step, tensors in recording order.
 // Ranks are compared at the steps they recorded; a rank that died early is not compared after.
+// A tensor with replica groups is compared within each group it names, among the members that
+// recorded the step (one that lacks it is missing); one without, across all of them.
 std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind);
 
 // The divergent cells of `kind` at one step: records[r] is rank r's record of it, or null.

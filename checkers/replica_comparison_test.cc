@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "checkers/testing/canned_run.h"
 
 namespace lockstep {
@@ -129,6 +131,125 @@ TEST(ReplicaComparisonTest, MissingAndEmptyTracesAreSkipped) {
   run.traces[2] = RankTrace{};
   run.traces[2].missing = true;
   EXPECT_TRUE(CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"}).empty());
+}
+
+
+// ----------------------------------------------------------------------------- replica groups
+
+std::shared_ptr<const ReplicaGroup> Group(std::vector<int> ranks, const std::string& label) {
+  return std::make_shared<const ReplicaGroup>(ReplicaGroup{std::move(ranks), label});
+}
+
+// At every step: rank r's `name` of `kind` is in `group`; with `shard`, ranks of different groups
+// hold different values (their own shard), as a DTensor sharded on another mesh dim does.
+void InGroup(CannedRun& run, int rank, TensorKind kind, const std::string& name,
+             const std::shared_ptr<const ReplicaGroup>& group, bool shard = true) {
+  for (StepRecord& s : run.traces[rank].steps) {
+    for (TensorRecord& t : s.tensors) {
+      if (t.kind != kind || t.name != name) continue;
+      t.group = group;
+      if (shard) t.digest = testing::FakeDigest(DescribeReplicaGroup(*group) + "/" + name + "/" + std::to_string(s.step));
+    }
+  }
+}
+
+// HSDP on a 2x2 mesh: ranks {0, 2} hold one shard, {1, 3} the other.
+void Hsdp(CannedRun& run, const std::string& name) {
+  auto a = Group({0, 2}, "mesh dim replicate");
+  auto b = Group({1, 3}, "mesh dim replicate");
+  for (int r : {0, 2}) InGroup(run, r, TensorKind::kParam, name, a);
+  for (int r : {1, 3}) InGroup(run, r, TensorKind::kParam, name, b);
+}
+
+TEST(ReplicaComparisonTest, ShardsOfDifferentReplicaGroupsAreNotCompared) {
+  CannedRun run(4, 3);
+  Hsdp(run, "w0");
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kParam).empty());
+}
+
+TEST(ReplicaComparisonTest, ARankThatLeavesItsReplicaGroupIsFoundWithinIt) {
+  CannedRun run(4, 3);
+  Hsdp(run, "w0");
+  run.Diverge(3, TensorKind::kParam, "w0", 2);
+  auto d = FindDivergences(run.traces, TensorKind::kParam);
+  ASSERT_EQ(d.size(), 2u);  // steps 2 and 3, group {1, 3} only
+  EXPECT_EQ(d[0].step, 2);
+  ASSERT_NE(d[0].group, nullptr);
+  EXPECT_EQ(d[0].group->ranks, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(d[0].has_majority);
+  EXPECT_EQ(d[0].odd_ranks, (std::vector<int>{3}));
+
+  auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{3}));
+  EXPECT_NE(f[0].message.find("within a replica group (first: w0, replica group {1, 3} on mesh dim replicate)"),
+            std::string::npos) << f[0].message;
+  EXPECT_EQ(f[0].details.at("replica_groups"), "{1, 3} on mesh dim replicate");
+}
+
+TEST(ReplicaComparisonTest, TheOddRankOfAReplicaGroupOfThreeIsFoundByMajority) {
+  CannedRun run(4, 2);
+  // Ranks 0-2 hold w1 alike (rank 3 holds another piece, compared with nobody).
+  auto g = Group({0, 1, 2}, "mesh dim dp");
+  for (int r : {0, 1, 2}) InGroup(run, r, TensorKind::kParam, "w1", g);
+  for (StepRecord& s : run.traces[3].steps) {
+    for (TensorRecord& t : s.tensors) {
+      if (t.kind == TensorKind::kParam && t.name == "w1") t.replicated = false;
+    }
+  }
+  run.Diverge(3, TensorKind::kParam, "w1", 1);
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kParam).empty());
+  run.Diverge(1, TensorKind::kParam, "w1", 2);
+  auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_NE(f[0].message.find("rank 1 differs from the rest of its replica group (ranks 0,2)"), std::string::npos)
+      << f[0].message;
+  EXPECT_NE(f[0].message.find("{0, 1, 2} on mesh dim dp"), std::string::npos) << f[0].message;
+}
+
+TEST(ReplicaComparisonTest, ATensorHeldBySomeRanksIsComparedAmongThemAndMissingOnAMemberIsFound) {
+  CannedRun run(4, 2);
+  // A pipeline stage's weight: ranks 0 and 1 hold it, ranks 2 and 3 (the other stage) do not.
+  auto stage = Group({0, 1}, "mesh dim dp");
+  for (int r : {0, 1}) InGroup(run, r, TensorKind::kParam, "w2", stage, /*shard=*/false);
+  for (int r : {2, 3}) {
+    for (StepRecord& s : run.traces[r].steps) {
+      auto& ts = s.tensors;
+      ts.erase(std::remove_if(ts.begin(), ts.end(), [](const TensorRecord& t) {
+                 return t.kind == TensorKind::kParam && t.name == "w2";
+               }), ts.end());
+    }
+  }
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kParam).empty());
+  // Rank 1 loses it at step 2: its group says it should hold it.
+  auto& ts = run.Step(1, 2).tensors;
+  ts.erase(std::remove_if(ts.begin(), ts.end(), [](const TensorRecord& t) {
+             return t.kind == TensorKind::kParam && t.name == "w2";
+           }), ts.end());
+  auto d = FindDivergences(run.traces, TensorKind::kParam);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].step, 2);
+  EXPECT_EQ(d[0].tensor, "w2");
+  ASSERT_EQ(d[0].groups.size(), 2u);
+  EXPECT_EQ(d[0].groups[1].ranks, (std::vector<int>{1}));
+  EXPECT_FALSE(d[0].groups[1].digest.has_value());
+}
+
+TEST(ReplicaComparisonTest, EveryGroupThatDivergedIsNamedAndTheTensorCountedOnce) {
+  CannedRun run(4, 2);
+  Hsdp(run, "w0");
+  run.Diverge(2, TensorKind::kParam, "w0", 1);
+  run.Diverge(3, TensorKind::kParam, "w0", 1);
+  auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(f[0].tensors, (std::vector<std::string>{"w0"}));
+  EXPECT_EQ(f[0].details.at("divergent_tensors"), "1");
+  EXPECT_NE(f[0].message.find("1 tensor differs within a replica group"), std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].message.find("also in replica group {1, 3} on mesh dim replicate"), std::string::npos) << f[0].message;
 }
 
 }  // namespace

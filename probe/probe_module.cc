@@ -38,17 +38,29 @@ struct Captured {
   std::vector<TensorRecord> records;
 };
 
-Captured Capture(const std::string& kind_name, const std::vector<std::string>& names,
-                 const std::vector<at::Tensor>& tensors, bool replicated) {
+// `groups[i]`: tensor i's replica group id (ProbeSession::DefineReplicaGroup), 0 for the whole
+// world, -1 for a tensor no other rank must equal; empty: all 0.
+Captured Capture(const ProbeSession& session, const std::string& kind_name, const std::vector<std::string>& names,
+                 const std::vector<at::Tensor>& tensors, bool replicated, const std::vector<int>& groups) {
   const std::optional<TensorKind> kind = FromString<TensorKind>(kind_name);
   if (!kind) throw std::invalid_argument("unknown tensor kind '" + kind_name + "'");
   if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
+  if (!groups.empty() && groups.size() != tensors.size()) {
+    throw std::invalid_argument("capture: groups and tensors differ in length");
+  }
   Captured out;
   out.records.reserve(tensors.size());
   py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
   for (size_t i = 0; i < tensors.size(); ++i) {
     Result<TensorRecord> r = MakeTensorRecord(names[i], *kind, tensors[i], replicated);
     ThrowIfError(r.status());
+    if (!groups.empty() && groups[i] < 0) {
+      r.value().replicated = false;  // held by this rank alone (a shard), or Partial: not compared
+    } else if (!groups.empty() && groups[i] != 0) {
+      Result<std::shared_ptr<const ReplicaGroup>> g = session.ReplicaGroupById(groups[i]);
+      ThrowIfError(g.status());
+      r.value().group = std::move(g).value();
+    }
     out.records.push_back(std::move(r).value());
   }
   return out;
@@ -59,6 +71,7 @@ void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, 
   StepRecord record;
   record.step = step;
   record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
+  record.loss_reported = loss.has_value();
   record.lr = lr.value_or(0.0);
   record.wall_s = session.WallSeconds();
   size_t n = 0;
@@ -130,10 +143,12 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       .def_property_readonly("path", &ProbeSession::path)
       .def_property("step", &ProbeSession::step, &ProbeSession::set_step)
       .def("wall_seconds", &ProbeSession::WallSeconds)
-      .def("capture", [](ProbeSession&, const std::string& kind, const std::vector<std::string>& names,
-                         const std::vector<at::Tensor>& tensors,
-                         bool replicated) { return Capture(kind, names, tensors, replicated); },
-           py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true)
+      .def("capture", [](ProbeSession& s, const std::string& kind, const std::vector<std::string>& names,
+                         const std::vector<at::Tensor>& tensors, bool replicated,
+                         const std::vector<int>& groups) { return Capture(s, kind, names, tensors, replicated, groups); },
+           py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true,
+           py::arg("groups") = std::vector<int>{})
+      .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"))
       .def("heartbeat", [](ProbeSession& s) { ThrowIfError(s.WriteHeartbeat()); })
       .def("footer", [](ProbeSession& s, int64_t steps, const std::string& status) {

@@ -67,6 +67,23 @@ void ProbeSession::WriteDiscovery(const DiscoveryRecord& record) {
   }
 }
 
+void ProbeSession::DefineReplicaGroup(int id, std::vector<int> ranks, std::string label) {
+  if (id < 1) return;  // 0 is the world, never defined
+  std::lock_guard<std::mutex> lock(mu_);
+  if (replica_groups_.size() <= static_cast<size_t>(id)) replica_groups_.resize(static_cast<size_t>(id) + 1);
+  replica_groups_[static_cast<size_t>(id)] =
+      std::make_shared<const ReplicaGroup>(ReplicaGroup{std::move(ranks), std::move(label)});
+}
+
+Result<std::shared_ptr<const ReplicaGroup>> ProbeSession::ReplicaGroupById(int id) const {
+  if (id == 0) return std::shared_ptr<const ReplicaGroup>();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (id < 0 || static_cast<size_t>(id) >= replica_groups_.size() || replica_groups_[static_cast<size_t>(id)] == nullptr) {
+    return InvalidArgumentError("replica group " + std::to_string(id) + " was never defined");
+  }
+  return replica_groups_[static_cast<size_t>(id)];
+}
+
 Status ProbeSession::record_status() const {
   {
     std::lock_guard<std::mutex> lock(mu_);

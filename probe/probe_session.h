@@ -41,6 +41,12 @@ class ProbeSession {
   uint64_t CollectiveStarted(CollectiveRecord record);
   void CollectiveEnded(const std::string& group, uint64_t seq);
 
+  // Replica groups (trace_record.h's ReplicaGroup) by the small ids the Python side gives them:
+  // DefineReplicaGroup(id, ...) once per group, ReplicaGroupById(id) per tensor (null: none, the
+  // whole world; an id never defined is an error).
+  void DefineReplicaGroup(int id, std::vector<int> ranks, std::string label);
+  Result<std::shared_ptr<const ReplicaGroup>> ReplicaGroupById(int id) const;
+
   // A discovery call (harness/discovery), written as it is recorded.
   void WriteDiscovery(const DiscoveryRecord& record);
 
@@ -64,6 +70,7 @@ class ProbeSession {
   mutable std::mutex mu_;  // seq_ and record_status_
   std::map<std::string, uint64_t> seq_;
   Status record_status_;
+  std::vector<std::shared_ptr<const ReplicaGroup>> replica_groups_;  // [id]; [0] is null, the world
   NativeCollectiveTraceWriter native_collectives_;  // after writer_ and start_ns_, which it uses
 };
 

@@ -14,6 +14,8 @@ const std::vector<DiscoveryCall>& DiscoveryCallTable() {
       {"torch.init_process_group", "torch.distributed.init_process_group", true},
       {"torch.new_group", "torch.distributed.new_group: a process group and its backend", false},
       {"torch.new_subgroups", "torch.distributed.new_subgroups(_by_enumeration): process groups", false},
+      {"torch.init_device_mesh", "torch.distributed init_device_mesh or DeviceMesh(...): a mesh and a process group per dim", false},
+      {"torch.destroy_process_group", "torch.distributed.destroy_process_group of one process group", false, true},
       {"cuda.init", "cuInit: the CUDA driver's initialization (the process's first that succeeded)", true},
       {"cuda.device_count", "cudaGetDeviceCount or cuDeviceGetCount: CUDA device enumeration", false},
       {"nccl.comm_init", "ncclCommInitRank & co. (seen by the NCCL profiler plugin): a new NCCL communicator", false},

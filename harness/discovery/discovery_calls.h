@@ -14,6 +14,10 @@ struct DiscoveryCall {
   std::string_view name;         // "mpi.comm_split"
   std::string_view what;         // what the program called (a finding's details say it)
   bool once_per_process = false; // a second call, even at start-up, is a finding
+  // Undoes what a discovery call built (a group destroyed): never a finding by itself, at any
+  // phase (a clean program tears down at its end), but counted in the finding of a rank that
+  // builds groups after start-up: groups made and destroyed in a loop.
+  bool teardown = false;
 };
 
 const std::vector<DiscoveryCall>& DiscoveryCallTable();

@@ -16,6 +16,7 @@ inline constexpr const char* kDiscoveryRecord = "discovery";
 inline constexpr const char* kHeartbeatRecord = "heartbeat";
 inline constexpr const char* kFooterRecord = "footer";
 inline constexpr const char* kLogRecord = "log";
+inline constexpr const char* kReplicaGroupRecord = "replica_group";  // since 2.2
 
 // The header.
 inline constexpr const char* kSchema = "schema";
@@ -43,6 +44,13 @@ inline constexpr const char* kDtype = "dtype";
 inline constexpr const char* kReplicated = "replicated";
 inline constexpr const char* kDigest = "digest";
 inline constexpr const char* kNorm = "norm";
+
+// Added in 2.2: a `replica_group` record (id, ranks, label), and a tensor's `group` (its id in a
+// `tensors` record; `lockstep trace dump` writes the group itself, {ranks, label}).
+inline constexpr const char* kId = "id";
+inline constexpr const char* kRanks = "ranks";
+inline constexpr const char* kLabel = "label";
+// kGroup ("group", below) names a tensor's replica group as it names a collective's group.
 
 // A step: its scalars, and /2's packed table of `n` tensors.
 inline constexpr const char* kStep = "step";

@@ -99,8 +99,32 @@ TensorKind GetKind(const json& t) {
   return *k;
 }
 
-// A tensor's description: what /1 writes per step and /2 once in a `tensors` record.
-TensorRecord ParseTensorDescription(const json& t) {
+// A replica group's ranks and label: a `replica_group` record, or a dumped tensor's `group`.
+std::shared_ptr<const ReplicaGroup> ParseReplicaGroup(const json& j, int world_size) {
+  auto ranks = j.find(f::kRanks);
+  if (ranks == j.end() || !ranks->is_array()) {
+    throw json::other_error::create(501, "a replica group without its `ranks` list", &j);
+  }
+  auto g = std::make_shared<ReplicaGroup>();
+  for (const json& r : *ranks) {
+    const std::optional<int> rank = JsonInteger<int>(r);
+    if (!rank || *rank < 0 || *rank >= world_size) {
+      throw json::other_error::create(501, "replica group rank " + Shown(r) + " is not a rank of a world of " +
+                                               std::to_string(world_size), &j);
+    }
+    if (!g->ranks.empty() && *rank <= g->ranks.back()) {
+      throw json::other_error::create(501, "replica group ranks are not increasing at " + Shown(r), &j);
+    }
+    g->ranks.push_back(*rank);
+  }
+  g->label = Get<std::string>(j, f::kLabel, "");
+  return g;
+}
+
+// A tensor's description: what /1 writes per step and /2 once in a `tensors` record. `groups`:
+// the replica groups defined so far, which a `tensors` record's `group` ids name.
+TensorRecord ParseTensorDescription(const json& t, const std::map<int64_t, std::shared_ptr<const ReplicaGroup>>& groups,
+                                    int world_size) {
   if (!t.is_object()) throw json::type_error::create(302, "a tensor entry is not an object: " + Shown(t), &t);
   TensorRecord r;
   r.name = Get<std::string>(t, f::kName, "");
@@ -108,15 +132,30 @@ TensorRecord ParseTensorDescription(const json& t) {
   r.numel = Get<int64_t>(t, f::kNumel, 0);
   r.dtype = Get<std::string>(t, f::kDtype, "");
   r.replicated = Get<bool>(t, f::kReplicated, true);
+  if (auto g = t.find(f::kGroup); g != t.end()) {
+    if (g->is_object()) {  // `lockstep trace dump`'s shape: the group itself
+      r.group = ParseReplicaGroup(*g, world_size);
+    } else {
+      const int64_t id = Get<int64_t>(t, f::kGroup, 0);
+      auto it = groups.find(id);
+      if (it == groups.end()) {
+        throw json::other_error::create(501, "tensor '" + r.name + "' names replica group " + std::to_string(id) +
+                                                 ", which no earlier replica_group record defines", &t);
+      }
+      r.group = it->second;
+    }
+  }
   return r;
 }
 
 // /1's inline tensor list: each entry has its digest (hex) and norm.
-std::vector<TensorRecord> ParseInlineTensors(const json& list) {
+std::vector<TensorRecord> ParseInlineTensors(const json& list,
+                                             const std::map<int64_t, std::shared_ptr<const ReplicaGroup>>& groups,
+                                             int world_size) {
   std::vector<TensorRecord> tensors;
   tensors.reserve(list.size());
   for (const json& t : list) {
-    TensorRecord r = ParseTensorDescription(t);
+    TensorRecord r = ParseTensorDescription(t, groups, world_size);
     const std::string hex = Get<std::string>(t, f::kDigest, "");
     auto d = Digest128::FromHex(hex);
     if (!d) throw json::other_error::create(501, "bad digest '" + hex + "' for " + r.name, &t);
@@ -181,6 +220,7 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       StepRecord s;
       s.step = Get<int64_t>(j, f::kStep, 0);
       s.loss = GetDouble(j, f::kLoss, std::numeric_limits<double>::quiet_NaN());
+      s.loss_reported = j.contains(f::kLoss);
       s.grad_norm = GetDouble(j, f::kGradNorm, std::numeric_limits<double>::quiet_NaN());
       s.lr = GetDouble(j, f::kLr, 0.0);
       s.wall_s = GetDouble(j, f::kWallS, 0.0);
@@ -188,7 +228,7 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       // Either form in either version: a list of whole tensors (/1), or a table against the
       // current `tensors` record (/2).
       if (auto list = j.find(f::kTensors); list != j.end() && list->is_array()) {
-        s.tensors = ParseInlineTensors(*list);
+        s.tensors = ParseInlineTensors(*list, groups_, header_.world_size);
       } else if (auto table = j.find(f::kTable); table != j.end()) {
         if (!table->is_string()) return InvalidArgumentError(Where() + ": field 'table' is not a string");
         const int64_t n = Get<int64_t>(j, f::kN, -1);
@@ -211,8 +251,18 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       }
       std::vector<TensorRecord> layout;
       layout.reserve(list->size());
-      for (const json& t : *list) layout.push_back(ParseTensorDescription(t));
+      for (const json& t : *list) layout.push_back(ParseTensorDescription(t, groups_, header_.world_size));
       layout_ = std::move(layout);
+      return std::optional<TraceRecord>();
+    }
+    if (type == f::kReplicaGroupRecord) {
+      const int64_t id = Get<int64_t>(j, f::kId, 0);
+      if (id < 1) return InvalidArgumentError(Where() + ": a replica_group record's id must be at least 1");
+      std::shared_ptr<const ReplicaGroup> g = ParseReplicaGroup(j, header_.world_size);
+      if (auto it = groups_.find(id); it != groups_.end() && *it->second != *g) {
+        return InvalidArgumentError(Where() + ": replica group " + std::to_string(id) + " defined again, differently");
+      }
+      groups_[id] = std::move(g);
       return std::optional<TraceRecord>();
     }
     if (type == f::kCollectiveBeginRecord) return std::optional<TraceRecord>(ParseCollectiveBegin(j));

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,8 +37,8 @@ class TraceParser {
   explicit TraceParser(std::string file, Options options);
   explicit TraceParser(std::string file) : TraceParser(std::move(file), Options{}) {}
 
-  // One whole record: a line without its '\n'. nullopt for a blank line, a `tensors` record
-  // (folded into the parser) and a record type of a newer minor version (skipped). Errors name
+  // One whole record: a line without its '\n'. nullopt for a blank line, a `tensors` or
+  // `replica_group` record (folded into the parser) and a record type of a newer minor version (skipped). Errors name
   // file:line: the first record not a header, another major version, a record that is not a
   // JSON object or is larger than kMaxTraceRecordBytes or nested deeper than kMaxJsonDepth, a
   // field of the wrong type, an integer that is not a JSON integer in range, a step table that
@@ -57,6 +59,8 @@ class TraceParser {
   TraceHeader header_;
   // /2: the tensors each step's table lists, in order (their digest and norm unset).
   std::vector<TensorRecord> layout_;
+  // 2.2: the replica groups defined so far, by id.
+  std::map<int64_t, std::shared_ptr<const ReplicaGroup>> groups_;
 };
 
 // Splits bytes that arrive in pieces (a file read in chunks, or appended to while it is read)

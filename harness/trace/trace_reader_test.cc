@@ -127,6 +127,53 @@ TEST_F(TraceReaderTest, AVersionTwoTableThatDoesNotFitIsAnErrorThatNamesTheLine)
   }
 }
 
+// The 2.2 test vector (docs/TRACE.md): two groups, a tensor of each, one of the whole world.
+TEST_F(TraceReaderTest, ReadsReplicaGroupsAndTheTensorsThatNameThem) {
+  std::string text = R"({"type":"header","schema":"lockstep.trace/2.2","rank":1,"world_size":4})" "\n";
+  text += R"({"type":"replica_group","id":1,"ranks":[1,3],"label":"mesh dim replicate"})" "\n";
+  text += R"({"type":"replica_group","id":2,"ranks":[0,1],"label":"mesh dim tp"})" "\n";
+  text += R"({"type":"tensors","tensors":[{"name":"w","kind":"param","numel":4,"dtype":"float32","replicated":true,"group":1},)"
+          R"({"name":"n","kind":"param","numel":4,"dtype":"float32","replicated":true,"group":2},)"
+          R"({"name":"b","kind":"buffer","numel":4,"dtype":"float32","replicated":true}]})" "\n";
+  const std::string entry = "AAAAAAAAAAEAAAAAAAAAAj/wAAAAAAAA";
+  text += R"({"type":"step","step":1,"n":3,"table":")" + entry + entry + entry + "\"}\n";
+  auto t = ReadTrace(Write("rank-1.trace", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 1u);
+  const auto& ts = t->steps[0].tensors;
+  ASSERT_EQ(ts.size(), 3u);
+  ASSERT_NE(ts[0].group, nullptr);
+  EXPECT_EQ(ts[0].group->ranks, (std::vector<int>{1, 3}));
+  EXPECT_EQ(ts[0].group->label, "mesh dim replicate");
+  EXPECT_EQ(DescribeReplicaGroup(*ts[1].group), "{0, 1} on mesh dim tp");
+  EXPECT_EQ(ts[2].group, nullptr);
+}
+
+TEST_F(TraceReaderTest, ABadReplicaGroupIsAnErrorThatNamesTheLine) {
+  const std::string head = R"({"type":"header","schema":"lockstep.trace/2.2","rank":0,"world_size":4})" "\n";
+  struct Case {
+    std::string records;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"type":"tensors","tensors":[{"name":"w","group":3}]})", "names replica group 3, which no earlier"},
+           {R"({"type":"replica_group","id":1,"ranks":[0,4],"label":""})", "replica group rank 4 is not a rank of a world of 4"},
+           {R"({"type":"replica_group","id":1,"ranks":[2,1],"label":""})", "not increasing"},
+           {R"({"type":"replica_group","id":0,"ranks":[0,1],"label":""})", "id must be at least 1"},
+           {R"({"type":"replica_group","id":1,"label":""})", "without its `ranks` list"},
+       }) {
+    auto t = ReadTrace(Write("rank-0.trace", head + c.records + "\n"));
+    ASSERT_FALSE(t.ok()) << c.records;
+    EXPECT_NE(t.status().message().find("rank-0.trace:2: "), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(c.message), std::string::npos) << t.status().message();
+  }
+  auto again = ReadTrace(Write("rank-0.trace", head + R"({"type":"replica_group","id":1,"ranks":[0,1],"label":""})" "\n" +
+                                                   R"({"type":"replica_group","id":1,"ranks":[0,2],"label":""})" "\n"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("rank-0.trace:3: replica group 1 defined again, differently"), std::string::npos)
+      << again.status().message();
+}
+
 TEST_F(TraceReaderTest, ANewerMinorVersionWithUnknownFieldsAndRecordsReads) {
   std::string text =
       R"({"type":"header","schema":"lockstep.trace/1.7","rank":0,"world_size":1,"gpu_uuid":"x"})" "\n"

@@ -37,6 +37,19 @@ std::optional<Digest128> Digest128::FromHex(const std::string& hex) {
   return d;
 }
 
+std::string DescribeReplicaGroup(const ReplicaGroup& group) {
+  std::string s = "{";
+  for (size_t i = 0; i < group.ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(group.ranks[i]);
+  s += "}";
+  if (!group.label.empty()) s += " on " + group.label;
+  return s;
+}
+
+bool SameReplicaGroup(const std::shared_ptr<const ReplicaGroup>& a, const std::shared_ptr<const ReplicaGroup>& b) {
+  if (a == b) return true;
+  return a != nullptr && b != nullptr && *a == *b;
+}
+
 std::string CurrentTraceSchema() {
   return std::string(kTraceSchemaName) + "/" + std::to_string(kTraceSchemaMajor) + "." +
          std::to_string(kTraceSchemaMinor);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -19,8 +20,8 @@ namespace lockstep {
 // names them once (1: every step named every tensor in JSON). Readers read both.
 inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
-// Minor 1: the header's `environment` (docs/TRACE.md).
-inline constexpr int kTraceSchemaMinor = 1;
+// Minor 1: the header's `environment`; minor 2: tensors' replica groups (docs/TRACE.md).
+inline constexpr int kTraceSchemaMinor = 2;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -38,6 +39,23 @@ enum class TensorKind { kParam, kGrad, kBuffer, kOptimizerState };
 template <> const NameTable<TensorKind>& NamesOf<TensorKind>();  // the trace's "kind" field
 const char* ToString(TensorKind kind);
 
+// The ranks that must hold one tensor bit-identically (since 2.2): for a DTensor, the ranks whose
+// mesh coordinates equal this rank's on every mesh dim the tensor is not replicated over
+// (probe/lockstep/_replicas.py derives it). A tensor without one is held alike by every rank of
+// the run (a DDP program's tensors), as before 2.2.
+struct ReplicaGroup {
+  std::vector<int> ranks;  // world ranks, increasing
+  std::string label;       // the mesh dims it spans: "mesh dim dp", "mesh dims dp, tp"; may be ""
+  bool operator==(const ReplicaGroup& o) const { return ranks == o.ranks && label == o.label; }
+  bool operator!=(const ReplicaGroup& o) const { return !(*this == o); }
+};
+
+// "{1, 3} on mesh dim dp" (or "{1, 3}" without a label): how findings name a group.
+std::string DescribeReplicaGroup(const ReplicaGroup& group);
+
+// Whether two tensors name the same replica group (both none, or equal ones).
+bool SameReplicaGroup(const std::shared_ptr<const ReplicaGroup>& a, const std::shared_ptr<const ReplicaGroup>& b);
+
 struct TensorRecord {
   std::string name;      // "blocks.0.attn.qkv.weight"; optimizer state: "<param>#exp_avg"
   TensorKind kind = TensorKind::kParam;
@@ -46,11 +64,17 @@ struct TensorRecord {
   std::string dtype;     // "float32"
   double norm = 0.0;     // L2 norm, for "by how much"
   bool replicated = true;  // false: sharded state (zero1 optimizer state), not compared across ranks
+  // The ranks it is compared across when replicated: null for every rank of the run. Shared, not
+  // copied: a step's tensors point at the few groups its trace defines.
+  std::shared_ptr<const ReplicaGroup> group;
 };
 
 struct StepRecord {
   int64_t step = 0;      // 0: after init and the initial broadcast; k: after the k-th optimizer step
   double loss = 0.0;     // NaN at step 0
+  // false: the rank reported no loss this step (a pipeline stage before the last one, a program
+  // whose loss the probe cannot see); `loss` is then NaN. Since 2.2 the writer omits the field.
+  bool loss_reported = true;
   double grad_norm = 0.0;  // global norm of the synced gradient; NaN at step 0
   double lr = 0.0;
   double wall_s = 0.0;   // seconds since the rank started
@@ -88,7 +112,7 @@ struct DiscoveryRecord {
 inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
-  std::string schema;    // "lockstep.trace/2.1"
+  std::string schema;    // "lockstep.trace/2.2"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;

@@ -41,9 +41,14 @@ ordered_json ToJson(const StepRecord& s) {
                        {f::kDtype, t.dtype},
                        {f::kNorm, Number(t.norm)},
                        {f::kReplicated, t.replicated}});
+    if (t.group != nullptr) {
+      tensors.back()[f::kGroup] = {{f::kRanks, t.group->ranks}, {f::kLabel, t.group->label}};
+    }
   }
-  return {{f::kType, f::kStepRecord},          {f::kStep, s.step},     {f::kLoss, Number(s.loss)}, {f::kGradNorm, Number(s.grad_norm)},
+  ordered_json j = {{f::kType, f::kStepRecord},          {f::kStep, s.step},     {f::kLoss, Number(s.loss)}, {f::kGradNorm, Number(s.grad_norm)},
           {f::kLr, Number(s.lr)},      {f::kWallS, Number(s.wall_s)}, {f::kTensors, std::move(tensors)}};
+  if (!s.loss_reported) j.erase(f::kLoss);
+  return j;
 }
 
 ordered_json ToJson(const CollectiveRecord& c) {

@@ -116,6 +116,7 @@ void RankTraceStream::Fold(const TraceRecord& record) {
           StepRecord& kept = trace_.steps.emplace_back();
           kept.step = r.step;
           kept.loss = r.loss;
+          kept.loss_reported = r.loss_reported;
           kept.grad_norm = r.grad_norm;
           kept.lr = r.lr;
           kept.wall_s = r.wall_s;

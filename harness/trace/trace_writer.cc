@@ -164,7 +164,7 @@ bool SameLayout(const std::vector<TensorRecord>& layout, const std::vector<Tenso
     const TensorRecord& a = layout[i];
     const TensorRecord& b = tensors[i];
     if (a.kind != b.kind || a.numel != b.numel || a.replicated != b.replicated || a.name != b.name ||
-        a.dtype != b.dtype) {
+        a.dtype != b.dtype || !SameReplicaGroup(a.group, b.group)) {
       return false;
     }
   }
@@ -178,18 +178,45 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   line_.clear();
   if (!SameLayout(layout_, step.tensors)) {
     // Names, kinds and shapes once, when they change (step 0, and the step that first has
-    // optimizer state), in the same write(2) as the step that needs them.
+    // optimizer state), in the same write(2) as the step that needs them; before them, each
+    // replica group they name that no earlier record defined.
+    std::vector<int64_t> ids(step.tensors.size(), 0);
+    for (size_t i = 0; i < step.tensors.size(); ++i) {
+      const std::shared_ptr<const ReplicaGroup>& g = step.tensors[i].group;
+      if (g == nullptr) continue;
+      size_t k = 0;
+      while (k < groups_.size() && !SameReplicaGroup(groups_[k], g)) ++k;
+      if (k == groups_.size()) {
+        groups_.push_back(g);
+        JsonLine d(line_, /*append=*/true);
+        d.Begin();
+        d.Field(f::kType, f::kReplicaGroupRecord);
+        d.Field(f::kId, static_cast<int64_t>(k + 1));
+        d.BeginArray(f::kRanks);
+        for (size_t r = 0; r < g->ranks.size(); ++r) {
+          if (r > 0) line_.push_back(',');
+          line_ += std::to_string(g->ranks[r]);
+        }
+        d.EndArray();
+        d.Field(f::kLabel, g->label);
+        d.End();
+        d.NewLine();
+      }
+      ids[i] = static_cast<int64_t>(k + 1);
+    }
     JsonLine j(line_, /*append=*/true);
     j.Begin();
     j.Field(f::kType, f::kTensorsRecord);
     j.BeginArray(f::kTensors);
-    for (const TensorRecord& t : step.tensors) {
+    for (size_t i = 0; i < step.tensors.size(); ++i) {
+      const TensorRecord& t = step.tensors[i];
       j.BeginObjectInArray();
       j.Field(f::kName, t.name);
       j.Field(f::kKind, ToString(t.kind));
       j.Field(f::kNumel, t.numel);
       j.Field(f::kDtype, t.dtype);
       j.Field(f::kReplicated, t.replicated);
+      if (ids[i] != 0) j.Field(f::kGroup, ids[i]);  // absent: the whole world, as before 2.2
       j.End();
     }
     j.EndArray();
@@ -201,7 +228,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Begin();
   j.Field(f::kType, f::kStepRecord);
   j.Field(f::kStep, step.step);
-  j.Field(f::kLoss, step.loss);
+  if (step.loss_reported) j.Field(f::kLoss, step.loss);
   j.Field(f::kGradNorm, step.grad_norm);
   j.Field(f::kLr, step.lr);
   j.Field(f::kWallS, step.wall_s);

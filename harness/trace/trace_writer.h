@@ -60,6 +60,8 @@ class TraceWriter {
   std::mutex mu_;
   std::string line_;  // reused between records to avoid reallocating the step record
   std::vector<TensorRecord> layout_;  // the tensors of the last `tensors` record (digest, norm unused)
+  // The replica groups written so far: id i + 1 is groups_[i]. A run defines a handful.
+  std::vector<std::shared_ptr<const ReplicaGroup>> groups_;
 };
 
 }  // namespace lockstep

@@ -73,7 +73,7 @@ TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
   ASSERT_EQ(lines.size(), 1u);
   auto j = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(j["type"], "header");
-  EXPECT_EQ(j["schema"], "lockstep.trace/2.1");
+  EXPECT_EQ(j["schema"], "lockstep.trace/2.2");
   EXPECT_EQ(j["rank"], 2);
   EXPECT_EQ(j["versions"]["libtorch"], "1.13.1");
 }
@@ -327,6 +327,96 @@ TEST(TraceWriterTest, ANewTensorsRecordWhenTheTensorsChange) {
       EXPECT_EQ(got.norm, exp.norm);
     }
   }
+}
+
+
+TEST(TraceWriterTest, ReplicaGroupsAreDefinedOnceAndNamedByIdPerTensor) {
+  testing::TempDir temp("lockstep_trace_writer_groups_");
+  const auto path = temp.path() / TraceFileName(1);
+  auto w = TraceWriter::Open(path, Header(1));
+  ASSERT_TRUE(w.ok());
+  auto dp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{1, 3}, "mesh dim dp"});
+  auto tp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 1}, "mesh dim tp"});
+  StepRecord a = Step(1, 4);
+  a.tensors[0].group = dp;
+  a.tensors[1].group = tp;
+  a.tensors[2].group = std::make_shared<const ReplicaGroup>(*dp);  // equal, another object: same id
+  StepRecord b = Step(2, 4);
+  b.tensors[0].group = dp;
+  b.tensors[1].group = tp;
+  b.tensors[2].group = dp;
+  StepRecord c = Step(3, 4);  // the groups change: tensor 3 joins tp, and a new tensors record
+  c.tensors[0].group = dp;
+  c.tensors[1].group = tp;
+  c.tensors[2].group = dp;
+  c.tensors[3].group = tp;
+  for (const StepRecord* s : {&a, &b, &c}) ASSERT_TRUE((*w)->WriteStep(*s).ok());
+  const std::vector<std::string> lines = Lines(path);
+  std::vector<std::string> types;
+  for (const auto& l : lines) types.push_back(nlohmann::json::parse(l)["type"]);
+  EXPECT_EQ(types, (std::vector<std::string>{"header", "replica_group", "replica_group", "tensors", "step", "step",
+                                             "tensors", "step"}));
+  EXPECT_EQ(lines[1], R"({"type":"replica_group","id":1,"ranks":[1,3],"label":"mesh dim dp"})");
+  const nlohmann::json layout = nlohmann::json::parse(lines[3]);
+  EXPECT_EQ(layout["tensors"][0]["group"], 1);
+  EXPECT_EQ(layout["tensors"][1]["group"], 2);
+  EXPECT_EQ(layout["tensors"][2]["group"], 1);
+  EXPECT_FALSE(layout["tensors"][3].contains("group")) << "no group: the whole world, written as before 2.2";
+  // The step records themselves carry no group: the ids cost nothing per step.
+  EXPECT_EQ(lines[4].find("group"), std::string::npos);
+
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 3u);
+  const std::vector<TensorRecord>& got = t->steps[2].tensors;
+  ASSERT_NE(got[0].group, nullptr);
+  EXPECT_EQ(*got[0].group, *dp);
+  EXPECT_EQ(*got[1].group, *tp);
+  EXPECT_EQ(*got[3].group, *tp);
+  EXPECT_EQ(t->steps[0].tensors[3].group, nullptr);
+  EXPECT_EQ(DescribeReplicaGroup(*got[0].group), "{1, 3} on mesh dim dp");
+}
+
+TEST(TraceWriterTest, AStepWithReplicaGroupsCostsWhatOneWithoutDoes) {
+  testing::TempDir temp("lockstep_trace_writer_group_cost_");
+  auto size_of_steps = [&](bool grouped) {
+    const auto path = temp.path() / (grouped ? "grouped.trace" : "plain.trace");
+    auto w = TraceWriter::Open(path, Header(0));
+    EXPECT_TRUE(w.ok());
+    auto g = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 2}, "mesh dim replicate"});
+    for (int64_t k = 1; k <= 3; ++k) {
+      StepRecord s = Step(k, 100);
+      if (grouped) for (TensorRecord& t : s.tensors) t.group = g;
+      EXPECT_TRUE((*w)->WriteStep(s).ok());
+    }
+    return Lines(path).back().size();  // the third step: a step record alone
+  };
+  EXPECT_EQ(size_of_steps(true), size_of_steps(false));
+}
+
+
+TEST(TraceWriterTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
+  testing::TempDir temp("lockstep_trace_writer_no_loss_");
+  const auto path = temp.path() / TraceFileName(0);
+  auto w = TraceWriter::Open(path, Header(0));
+  ASSERT_TRUE(w.ok());
+  StepRecord a = Step(1, 2);
+  a.loss = std::numeric_limits<double>::quiet_NaN();
+  a.loss_reported = false;
+  StepRecord b = Step(2, 2);
+  b.loss = std::numeric_limits<double>::quiet_NaN();  // a NaN the program did report
+  ASSERT_TRUE((*w)->WriteStep(a).ok());
+  ASSERT_TRUE((*w)->WriteStep(b).ok());
+  const std::vector<std::string> lines = Lines(path);
+  EXPECT_FALSE(nlohmann::json::parse(lines[2]).contains("loss")) << lines[2];
+  EXPECT_EQ(nlohmann::json::parse(lines[3])["loss"], "nan");
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_FALSE(t->steps[0].loss_reported);
+  EXPECT_TRUE(std::isnan(t->steps[0].loss));
+  EXPECT_TRUE(t->steps[1].loss_reported);
+  EXPECT_TRUE(std::isnan(t->steps[1].loss));
 }
 
 }  // namespace

@@ -5,14 +5,20 @@ program imports it, so the program needs no change.
                          discovery record (torch.init_process_group)
   new_group           -> wraps the new group; a discovery record (torch.new_group)
   new_subgroups(_by_enumeration) -> one discovery record (torch.new_subgroups) for all its groups
-  destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do)
+  destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do);
+                         of one group (not the world's): a discovery record (torch.destroy_process_group)
+  init_device_mesh, DeviceMesh(...) -> one discovery record (torch.init_device_mesh) for the mesh
+                         and its groups, which are wrapped; a mesh with a pipeline dim tells the
+                         probe which ranks hold a plain tensor (_replicas.py)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
   optimizer steps     -> the global step pre/post hooks of torch.optim
   Tensor.backward     -> the loss (the scalar the program calls backward on)
+  torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
 
 import functools
 import importlib
+import sys
 import threading
 
 from lockstep import probe
@@ -39,27 +45,36 @@ def _patch_init_process_group(torch):
     c10d.init_process_group = init_process_group
     dist.init_process_group = init_process_group
 
-    original_new_group = c10d.new_group
+    def make_group_maker(original_maker, fname):
+        @functools.wraps(original_maker)
+        def maker(*args, **kwargs):
+            pg = original_maker(*args, **kwargs)
+            if not getattr(_tls, "in_subgroups", False):  # new_subgroups and meshes record themselves, once
+                probe.record_discovery("torch.new_group")
+            st = probe._STATE
+            if st.session is None or st.failed is not None:
+                return pg
+            try:
+                from lockstep import _groups
 
-    @functools.wraps(original_new_group)
-    def new_group(*args, **kwargs):
-        pg = original_new_group(*args, **kwargs)
-        if not getattr(_tls, "in_subgroups", False):  # new_subgroups records itself, once
-            probe.record_discovery("torch.new_group")
-        st = probe._STATE
-        if st.session is None or st.failed is not None:
-            return pg
-        try:
-            from lockstep import _groups
+                with st.lock:
+                    return _groups.wrap_subgroup(torch, st.session, pg, st.wrapped_groups)
+            except Exception as e:  # noqa: BLE001 -- the program keeps its unrecorded group
+                probe._fail("wrapping %s: %s: %s" % (fname, type(e).__name__, e))
+                return pg
 
-            with st.lock:
-                return _groups.wrap_subgroup(torch, st.session, pg, st.wrapped_groups)
-        except Exception as e:  # noqa: BLE001 -- the program keeps its unrecorded group
-            probe._fail("wrapping new_group: %s: %s" % (type(e).__name__, e))
-            return pg
+        return maker
 
+    new_group = make_group_maker(c10d.new_group, "new_group")
     c10d.new_group = new_group
     dist.new_group = new_group
+    # DeviceMesh makes its groups through the names it imported (new_group, or split_group where
+    # the world group is bound to a device): those too, so a mesh's collectives are recorded.
+    mesh_module = sys.modules.get("torch.distributed.device_mesh")
+    if mesh_module is not None:
+        for fname in ("new_group", "split_group"):
+            if hasattr(mesh_module, fname):
+                setattr(mesh_module, fname, make_group_maker(getattr(mesh_module, fname), fname))
 
     # new_subgroups(_by_enumeration) make their groups through new_group: one call, one record.
     for fname in ("new_subgroups", "new_subgroups_by_enumeration"):
@@ -93,12 +108,38 @@ def _patch_init_process_group(torch):
     def destroy_process_group(group=None, *args, **kwargs):
         # The groups it destroys: the given one, or every group with the world.
         doomed = None if group is None or group is getattr(c10d.GroupMember, "WORLD", None) else [group]
+        if doomed is not None:  # the world's end is the program's; one group's, part of its churn
+            probe.record_discovery("torch.destroy_process_group")
         result = original_destroy(group, *args, **kwargs)
         probe.forget_groups(doomed)
         return result
 
     c10d.destroy_process_group = destroy_process_group
     dist.destroy_process_group = destroy_process_group
+
+
+def _patch_device_mesh(torch):
+    """A mesh that builds its process groups (init_device_mesh, or DeviceMesh(...) made by the
+    program) is one discovery call; a submesh sliced from one builds none and is not."""
+    mesh_module = sys.modules.get("torch.distributed.device_mesh")
+    DeviceMesh = getattr(mesh_module, "DeviceMesh", None)
+    if DeviceMesh is None or not isinstance(DeviceMesh, type):
+        return  # a torch without distributed (DeviceMesh is then a stub)
+    original = DeviceMesh.__init__
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        if not kwargs.get("_init_backend", True) or getattr(_tls, "in_subgroups", False):
+            return original(self, *args, **kwargs)
+        _tls.in_subgroups = True
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            _tls.in_subgroups = False
+        probe.record_discovery("torch.init_device_mesh")
+        probe.note_mesh(self)
+
+    DeviceMesh.__init__ = __init__
 
 
 def _patch_ddp(torch):
@@ -131,9 +172,30 @@ def _patch_backward(torch):
     def backward(self, *args, **kwargs):
         if probe.enabled():
             probe.note_backward(self)
-        return original(self, *args, **kwargs)
+        _tls.in_backward = True  # Tensor.backward calls torch.autograd.backward: one loss, not two
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _tls.in_backward = False
 
     torch.Tensor.backward = backward
+
+    # torch.autograd.backward(loss), as torch.distributed.pipelining's last stage calls it: a
+    # single scalar with no gradient given is the loss too.
+    original_autograd = torch.autograd.backward
+
+    @functools.wraps(original_autograd)
+    def autograd_backward(tensors, grad_tensors=None, *args, **kwargs):
+        if probe.enabled() and not getattr(_tls, "in_backward", False):
+            one = tensors[0] if isinstance(tensors, (list, tuple)) and len(tensors) == 1 else tensors
+            grads = grad_tensors
+            if isinstance(grads, (list, tuple)) and len(grads) == 1:
+                grads = grads[0]
+            if isinstance(one, torch.Tensor) and grads is None and one.numel() == 1:
+                probe.note_backward(one)
+        return original_autograd(tensors, grad_tensors, *args, **kwargs)
+
+    torch.autograd.backward = autograd_backward
 
 
 def install(torch):
@@ -143,10 +205,12 @@ def install(torch):
         return
     _installed = True
     import torch.distributed  # noqa: F401 -- the submodules patched below
+    import torch.distributed.device_mesh  # noqa: F401
     import torch.nn.parallel  # noqa: F401
     import torch.optim.optimizer  # noqa: F401
 
     _patch_init_process_group(torch)
+    _patch_device_mesh(torch)
     _patch_ddp(torch)
     _patch_optimizers(torch)
     _patch_backward(torch)

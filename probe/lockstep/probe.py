@@ -79,6 +79,8 @@ class _State:
         self.uncaught = False        # the program died of an exception: no footer (a crash)
         self.uncaught_error = None   # that exception
         self.wrapped_groups = {}     # "<group>:<device>" -> the ProcessGroup whose backend is wrapped
+        self.replicas = None         # _replicas.ReplicaGroups: which ranks must hold each tensor
+        self.meshes = []             # DeviceMeshes made before the trace opened (note_mesh)
         # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
         self.busy_s = 0.0
@@ -144,6 +146,12 @@ def open_trace(torch, trace_dir=None):
             st.session = ext.open_session(path, header)
         except RuntimeError as e:
             raise ProbeError(str(e)) from None
+        from lockstep import _replicas
+
+        st.replicas = _replicas.ReplicaGroups(st.session, dist.get_world_size())
+        for mesh in st.meshes:
+            st.replicas.note_mesh(mesh)
+        st.meshes = []
         atexit.register(_at_exit)
         _chain_excepthook()
         from lockstep import _groups
@@ -266,7 +274,9 @@ def add_model(model):
             compiler = getattr(torch, "compiler", None)
             if compiler is not None and hasattr(compiler, "disable"):
                 hook = compiler.disable(hook)
-            model.register_forward_pre_hook(hook)
+            # First among the module's hooks: FSDP2's own gathers the full parameters, and the
+            # record is of the shards this rank holds.
+            model.register_forward_pre_hook(hook, prepend=True)
             st.hooked_models.add(model)
 
 
@@ -336,7 +346,9 @@ def _capture_optimizer(optimizer):
     index = _optimizer_index(optimizer)
     if optimizer not in st.discovered:
         _discover_models(optimizer)
-    grad_names, grads, state_names, states = [], [], [], []
+    grad_names, grads, grad_groups, state_names, states, state_groups = [], [], [], [], [], []
+    replicas = st.replicas
+    replicas.read_stages()
     sharded = _zero_redundancy(optimizer)
     # ZeroRedundancyOptimizer's own `state` stays empty: its shard's state is its local optimizer's.
     state = optimizer.optim.state if sharded else optimizer.state
@@ -344,16 +356,20 @@ def _capture_optimizer(optimizer):
         for pi, p in enumerate(group["params"]):
             name = _param_name(index, gi, pi, p)
             if p.grad is not None:
+                grad, gid = replicas.of(p.grad, p, st.models)
                 grad_names.append(name)
-                grads.append(_strided(torch, p.grad))
+                grads.append(_strided(torch, grad))
+                grad_groups.append(gid)
             for key, value in state.get(p, {}).items():
                 if isinstance(value, torch.Tensor):
+                    value, gid = replicas.of(value, p, st.models)
                     state_names.append("%s#%s" % (name, key))
                     states.append(_strided(torch, value))
+                    state_groups.append(gid)
     s = st.session
-    st.parts.append(s.capture("grad", grad_names, grads))
+    st.parts.append(s.capture("grad", grad_names, grads, True, grad_groups))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
-    st.parts.append(s.capture("optimizer_state", state_names, states, not sharded))
+    st.parts.append(s.capture("optimizer_state", state_names, states, not sharded, state_groups))
     if st.lr is None and optimizer.param_groups:
         lr = optimizer.param_groups[0].get("lr")
         if isinstance(lr, torch.Tensor):
@@ -365,26 +381,35 @@ def _write_record(loss):
     """Writes the pending step: parameters and buffers now, with what the optimizers captured."""
     st = _STATE
     s = st.session
-    names, params, buf_names, bufs = [], [], [], []
+    names, params, groups, buf_names, bufs, buf_groups = [], [], [], [], [], []
+    replicas = st.replicas
+    replicas.read_stages()
     seen = set()
     for model in st.models:
         for name, p in model.named_parameters():
             if id(p) not in seen:
                 seen.add(id(p))
+                local, gid = replicas.of(p.detach(), p, st.models)
                 names.append(name)
-                params.append(p.detach())
+                params.append(local)
+                groups.append(gid)
         for name, b in model.named_buffers():
+            local, gid = replicas.of(b, None, st.models)
             buf_names.append(name)
-            bufs.append(b)
+            bufs.append(local)
+            buf_groups.append(gid)
     # Parameters an optimizer steps that no model holds (named optimizer<i>.group<g>.param<j>).
     for opt in st.optimizers:
         for group in opt.param_groups:
             for p in group["params"]:
                 if id(p) not in seen:
                     seen.add(id(p))
+                    local, gid = replicas.of(p.detach(), p, st.models)
                     names.append(st.names.get(id(p), "param%d" % len(names)))
-                    params.append(p.detach())
-    parts = [s.capture("param", names, params)] + st.parts + [s.capture("buffer", buf_names, bufs)]
+                    params.append(local)
+                    groups.append(gid)
+    parts = ([s.capture("param", names, params, True, groups)] + st.parts +
+             [s.capture("buffer", buf_names, bufs, True, buf_groups)])
     if loss is None:
         loss = st.loss
     st.steps += 1
@@ -517,6 +542,21 @@ def record_discovery(name):
     st = _STATE
     startup = st.steps == 0 and not st.stepped
     _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _program_stack())
+
+
+def note_mesh(mesh):
+    """A DeviceMesh the program made (_auto.py): whether plain tensors belong to a pipeline stage."""
+    st = _STATE
+    with st.lock:
+        if st.replicas is None:
+            st.meshes.append(mesh)  # made before the trace opened: read when it does
+            return
+    _note_mesh_locked(mesh)
+
+
+@_guard
+def _note_mesh_locked(mesh):
+    _STATE.replicas.note_mesh(mesh)
 
 
 # ----------------------------------------------------------------------------- explicit API

@@ -98,16 +98,20 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
   const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_accelerate",
-                                           "clean_compiled_ddp",             "clean_ddp_adamw",
-                                           "clean_hf_trainer",               "clean_lightning",
-                                           "clean_manual_allreduce",         "clean_mpi_ddp",
-                                           "clean_no_forward",               "clean_sparse_embedding",
-                                           "compiled_ddp_weight_edit",       "forgot_divide",
-                                           "inplace_weight_edit",            "lightning_log_on_rank0_only",
-                                           "model_not_wrapped_in_ddp",
-                                           "nccl_algo_on_one_rank",          "rank0_metric_allreduce",
-                                           "rank_killed",                    "regroup_in_attention",
-                                           "split_in_forward_mpi"};
+                                           "clean_compiled_ddp", "clean_ddp_adamw",
+                                           "clean_fsdp2", "clean_fsdp2_compile",
+                                           "clean_hf_trainer", "clean_hsdp",
+                                           "clean_lightning", "clean_manual_allreduce",
+                                           "clean_mpi_ddp", "clean_no_forward",
+                                           "clean_pipeline_dp", "clean_sparse_embedding",
+                                           "clean_tp_dp", "compiled_ddp_weight_edit",
+                                           "forgot_divide", "group_churn",
+                                           "hsdp_replica_seed", "hsdp_skipped_allreduce",
+                                           "inplace_weight_edit", "lightning_log_on_rank0_only",
+                                           "model_not_wrapped_in_ddp", "nccl_algo_on_one_rank",
+                                           "rank0_metric_allreduce", "rank_killed",
+                                           "regroup_in_attention", "split_in_forward_mpi",
+                                           "tp_norm_edit"};
   EXPECT_EQ(names, tested);
 }
 
@@ -126,6 +130,16 @@ TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
 TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_attention"); }
+TEST(ExampleCatalogExec, GroupChurn) { ExecCatalogEntry("group_churn"); }
+// Sharded and model-parallel programs (DTensor, 4 ranks): each tensor compared within its replica group.
+TEST(ExampleCatalogExec, CleanFsdp2) { ExecCatalogEntry("clean_fsdp2"); }
+TEST(ExampleCatalogExec, CleanFsdp2Compile) { ExecCatalogEntry("clean_fsdp2_compile"); }
+TEST(ExampleCatalogExec, CleanHsdp) { ExecCatalogEntry("clean_hsdp"); }
+TEST(ExampleCatalogExec, CleanTpDp) { ExecCatalogEntry("clean_tp_dp"); }
+TEST(ExampleCatalogExec, CleanPipelineDp) { ExecCatalogEntry("clean_pipeline_dp"); }
+TEST(ExampleCatalogExec, HsdpReplicaSeed) { ExecCatalogEntry("hsdp_replica_seed"); }
+TEST(ExampleCatalogExec, HsdpSkippedAllreduce) { ExecCatalogEntry("hsdp_skipped_allreduce"); }
+TEST(ExampleCatalogExec, TpNormEdit) { ExecCatalogEntry("tp_norm_edit"); }
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }

@@ -222,6 +222,35 @@ TEST(ProbeCases, DiscoveryCallsAreRecordedOnceWithPhaseStepAndStack) {
   });
 }
 
+// FSDP1's shards carry FSDP1's replicate group; the device mesh is one discovery call.
+TEST(ProbeCases, Fsdp1HybridShardIsComparedWithinItsReplicateGroup) {
+  RunCatalogEntry(kPrograms / "fsdp1_hybrid_shard.expect.json", {}, true, [](const RunOutcome& o) {
+    for (size_t r = 0; r < o.traces.size(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      const RankTrace& t = o.traces[r];
+      ASSERT_FALSE(t.steps.empty());
+      const std::vector<int> replicas = {static_cast<int>(r % 2), static_cast<int>(r % 2 + 2)};
+      int params = 0;
+      for (const TensorRecord& x : t.steps.back().tensors) {
+        // Gradients too (a parameter with no element in this rank's shard has none).
+        if (x.kind != TensorKind::kParam && x.kind != TensorKind::kGrad) continue;
+        ASSERT_NE(x.group, nullptr) << x.name;
+        EXPECT_EQ(x.group->ranks, replicas) << x.name;
+        EXPECT_EQ(x.group->label, "FSDP1 HYBRID_SHARD replicate group");
+        params += x.kind == TensorKind::kParam;
+      }
+      EXPECT_EQ(params, 4);
+      int meshes = 0;
+      for (const DiscoveryRecord& d : t.discoveries) {
+        if (d.name != "torch.init_device_mesh") continue;
+        ++meshes;
+        EXPECT_EQ(d.phase, "startup");
+      }
+      EXPECT_EQ(meshes, 1);
+    }
+  });
+}
+
 // CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).
 TEST(ProbeCases, CudaTensorsAreDigestedOnTheDevice) {
   const std::string probe_python = std::string(LOCKSTEP_PROBE_PYTHON) +
