@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "harness/trace/trace_writer.h"
@@ -85,6 +86,19 @@ std::string LaunchCommand::ToString() const {
     first = false;
   }
   return os.str();
+}
+
+std::string ReadFileTail(const std::filesystem::path& p, size_t max_bytes) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
+  in.seekg(from);
+  std::string out(static_cast<size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
 }
 
 std::filesystem::path RankLogPath(const std::filesystem::path& log_dir, int rank) {

@@ -27,6 +27,10 @@ std::filesystem::path RankLogPath(const std::filesystem::path& log_dir, int rank
 std::filesystem::path RankTracePath(const std::filesystem::path& trace_dir, int rank);
 std::filesystem::path LauncherLogPath(const std::filesystem::path& log_dir);
 
+// The last `max_bytes` of a file (all of a shorter one; empty when it cannot be read): what a
+// message or a report quotes of a rank's log, which a long run can grow to gigabytes.
+std::string ReadFileTail(const std::filesystem::path& p, size_t max_bytes);
+
 // The environment every rank gets whatever the launcher: spec.env, the expected world size and
 // the launch id.
 std::map<std::string, std::string> CommonRankEnv(const LaunchSpec& spec);

@@ -311,5 +311,21 @@ TEST(LaunchCommandTest, StoreRendezvousForMpirunAndSrun) {
   EXPECT_EQ(mine.env.at("MASTER_PORT"), "4000");
 }
 
+// A rank's log is quoted from its end: a long run's log is never read whole.
+TEST(ReadFileTailTest, TheLastBytesOfALongFileAllOfAShortOneNothingOfAMissingOne) {
+  lockstep::testing::TempDir dir("lockstep_file_tail_");
+  const std::filesystem::path file = dir.path() / "rank-0.log";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 100000; ++i) out << "line " << i << "\n";
+  }
+  const std::string tail = ReadFileTail(file, 64);
+  EXPECT_EQ(tail.size(), 64u);
+  EXPECT_EQ(tail.substr(tail.size() - 11), "line 99999\n");
+  std::ofstream(dir.path() / "short.log") << "only\n";
+  EXPECT_EQ(ReadFileTail(dir.path() / "short.log", 64), "only\n");
+  EXPECT_EQ(ReadFileTail(dir.path() / "none.log", 64), "");
+}
+
 }  // namespace
 }  // namespace lockstep

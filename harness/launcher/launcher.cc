@@ -47,19 +47,6 @@ std::string Join(const std::vector<int>& v, const char* sep = ",") {
   return out;
 }
 
-std::string ReadFileTail(const std::filesystem::path& p, size_t max_bytes) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
-  in.seekg(from);
-  std::string out(static_cast<size_t>(size - from), '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  out.resize(static_cast<size_t>(in.gcount()));
-  return out;
-}
-
 // The last few non-empty lines of a launcher's output, for a message.
 std::string LastLines(const std::string& text, int n) {
   std::vector<std::string> lines;

@@ -1,7 +1,7 @@
 #include "harness/runner/judge.h"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
 #include "checkers/checker_registry.h"
 #include "checkers/checker_run.h"
@@ -22,10 +22,9 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-// The last `max_lines` lines of a rank's captured output.
+// The last `max_lines` lines of a rank's captured output, read from its last 256 KiB only.
 std::string LogTail(const fs::path& file, size_t max_lines) {
-  std::ifstream in(file);
-  if (!in) return "";
+  std::istringstream in(ReadFileTail(file, 256 * 1024));
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
