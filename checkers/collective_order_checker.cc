@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "checkers/collective_order_cause.h"
 #include "checkers/internal/check_util.h"
 
 namespace lockstep {
@@ -12,19 +13,6 @@ namespace {
 
 using internal::JoinCapped;
 using internal::RankPhrase;
-
-// "all_reduce(float32, 1024, avg)", "broadcast(float32, 2048, root 0)", "barrier()"
-std::string Signature(const CollectiveRecord& c) {
-  std::string s = c.op + "(";
-  if (!c.dtype.empty() || c.count != 0) s += c.dtype + ", " + std::to_string(c.count);
-  if (!c.reduce.empty()) s += ", " + c.reduce;
-  if (c.root >= 0) s += ", root " + std::to_string(c.root);
-  return s + ")";
-}
-
-bool SameFingerprint(const CollectiveRecord& a, const CollectiveRecord& b) {
-  return std::tie(a.op, a.dtype, a.count, a.root, a.reduce) == std::tie(b.op, b.dtype, b.count, b.root, b.reduce);
-}
 
 std::string FieldDiff(const CollectiveRecord& a, const CollectiveRecord& b) {
   std::vector<std::string> d;
@@ -44,6 +32,20 @@ struct SeqGroup {
 
 bool CompletedStep(const RankTrace& trace, int64_t step) {
   return step >= 0 && !trace.steps.empty() && trace.steps.back().step >= step;
+}
+
+// One side of the difference, as the cause rules read it: its first rank's collectives in the
+// group from `seq` on.
+CollectiveSide SideOf(const SeqGroup& group, const std::map<uint64_t, const CollectiveRecord*>& seqs, uint64_t seq,
+                      const RankTrace& trace) {
+  CollectiveSide side;
+  side.ranks = group.ranks;
+  for (auto it = seqs.lower_bound(seq); it != seqs.end() && side.from_seq.size() < kCollectivesLookedAt; ++it) {
+    side.from_seq.push_back(it->second);
+  }
+  side.exited = trace.footer.has_value();
+  side.last_step = internal::LastStep(trace);
+  return side;
 }
 
 }  // namespace
@@ -82,7 +84,7 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
         if (!rec && !traces[rank].footer && !CompletedStep(traces[rank], seq_step)) continue;
         ++compared;
         auto g = std::find_if(at.begin(), at.end(), [&](const SeqGroup& x) {
-          return (x.record == nullptr) == (rec == nullptr) && (!rec || SameFingerprint(*x.record, *rec));
+          return (x.record == nullptr) == (rec == nullptr) && (!rec || SameCollective(*x.record, *rec));
         });
         if (g == at.end()) at.push_back(SeqGroup{rec, {rank}});
         else g->ranks.push_back(rank);
@@ -100,20 +102,21 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
         odd.insert(at[g].ranks.begin(), at[g].ranks.end());
         const SeqGroup& o = at[g];
         if (o.record && ref.record) {
-          parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs " : " run ") + Signature(*o.record) +
-                          " but " + RankPhrase(ref.ranks) + (ref.ranks.size() == 1 ? " runs " : " run ") +
-                          Signature(*ref.record) + " (" + FieldDiff(*o.record, *ref.record) + ")");
+          parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs " : " run ") +
+                          CollectiveSignature(*o.record) + " but " + RankPhrase(ref.ranks) +
+                          (ref.ranks.size() == 1 ? " runs " : " run ") + CollectiveSignature(*ref.record) + " (" +
+                          FieldDiff(*o.record, *ref.record) + ")");
           f.details.emplace("diff", FieldDiff(*o.record, *ref.record));
         } else if (o.record) {
           parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs" : " run") + " an extra collective " +
-                          Signature(*o.record) + " at step " + std::to_string(o.record->step) + "; " +
+                          CollectiveSignature(*o.record) + " at step " + std::to_string(o.record->step) + "; " +
                           RankPhrase(ref.ranks) + " issued only " + std::to_string(seq) + " in group " + group +
                           (traces[ref.ranks.front()].footer ? " and exited" : " and went on past that step"));
         } else {
           parts.push_back(RankPhrase(o.ranks) + " issued only " + std::to_string(seq) + " collectives in group " +
                           group + " and exited, but " + RankPhrase(ref.ranks) +
-                          (ref.ranks.size() == 1 ? " runs " : " run ") + Signature(*ref.record) + " at step " +
-                          std::to_string(ref.record->step));
+                          (ref.ranks.size() == 1 ? " runs " : " run ") + CollectiveSignature(*ref.record) +
+                          " at step " + std::to_string(ref.record->step));
         }
       }
       f.ranks.assign(odd.begin(), odd.end());
@@ -129,6 +132,10 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
       }
       f.details["group"] = group;
       f.details["collective_seq"] = std::to_string(seq);
+      CollectiveMismatchFacts facts{group, seq, {}, {}};
+      facts.reference = SideOf(ref, by_rank.at(ref.ranks.front()), seq, traces[ref.ranks.front()]);
+      facts.odd = SideOf(at[1], by_rank.at(at[1].ranks.front()), seq, traces[at[1].ranks.front()]);
+      f.cause = ExplainCollectiveMismatch(facts).value_or("");
       findings.push_back(std::move(f));
       break;  // after the first difference the sequences are misaligned: one finding per group
     }

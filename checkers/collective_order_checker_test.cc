@@ -17,17 +17,6 @@ CollectiveRecord* Seq(CannedRun& run, int rank, const std::string& group, uint64
   return nullptr;
 }
 
-// Inserts a collective at `seq` of `group` on `rank`, shifting the later ones.
-void InsertExtra(CannedRun& run, int rank, uint64_t seq, CollectiveRecord extra) {
-  auto& cs = run.traces[rank].collectives;
-  size_t pos = 0;
-  while (pos < cs.size() && cs[pos].seq < seq) ++pos;
-  for (size_t i = pos; i < cs.size(); ++i) ++cs[i].seq;
-  extra.group = "world";
-  extra.seq = seq;
-  cs.insert(cs.begin() + static_cast<std::ptrdiff_t>(pos), extra);
-}
-
 TEST(CollectiveOrderCheckerTest, QuietOnACleanRun) {
   CannedRun run(4, 5);
   EXPECT_TRUE(CollectiveOrderChecker().Check(run.Context()).empty());
@@ -61,7 +50,7 @@ TEST(CollectiveOrderCheckerTest, AnExtraCollectiveOnOneRank) {
   extra.count = 1;
   extra.reduce = "sum";
   extra.step = 2;
-  InsertExtra(run, 2, 5, extra);  // after step 2's two all_reduces (seqs 3, 4)
+  run.InsertCollective(2, 5, extra);  // after step 2's two all_reduces (seqs 3, 4)
   auto f = CollectiveOrderChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].step, 2);
@@ -75,7 +64,7 @@ TEST(CollectiveOrderCheckerTest, AnExtraCollectiveAtTheEndOfACleanRun) {
   CollectiveRecord extra;
   extra.op = "barrier";
   extra.step = 2;
-  InsertExtra(run, 0, 5, extra);  // seqs 0..4 exist on every rank
+  run.InsertCollective(0, 5, extra);  // seqs 0..4 exist on every rank
   auto f = CollectiveOrderChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].ranks, (std::vector<int>{0}));
@@ -110,7 +99,7 @@ TEST(CollectiveOrderCheckerTest, AnExtraCollectiveThatHungTheOthers) {
   CollectiveRecord extra;
   extra.op = "barrier";
   extra.step = 2;
-  InsertExtra(run, 1, 3, extra);  // seqs 0..2 belong to steps 0 and 1 on every rank
+  run.InsertCollective(1, 3, extra);  // seqs 0..2 belong to steps 0 and 1 on every rank
   auto f = CollectiveOrderChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));

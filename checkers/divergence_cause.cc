@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "checkers/internal/check_util.h"
 
@@ -93,11 +94,68 @@ std::optional<std::string> OnlyBuffers(const DivergenceFacts& facts) {
   return std::string("only buffers diverge (parameters and gradients agree): buffers are not synchronized across ranks");
 }
 
+// Parameters differ while the gradient reductions were issued in the step and the reduced
+// gradients (recorded) agree. What the ranks differ in is then the weights themselves.
+bool ParametersDifferUnderAgreeingGradients(const DivergenceFacts& facts) {
+  return facts.step >= 1 && facts.ranks_compared >= 2 && facts.reductions_in_step > 0 &&
+         facts.synced_gradients_recorded > 0 && Diverges(facts, TensorKind::kParam) &&
+         !Diverges(facts, TensorKind::kGrad);
+}
+
+// "rank 1's parameters differ while its" / "the ranks' parameters differ while their": the odd
+// ranks where every divergent parameter has a majority.
+std::string WhoseParameters(const DivergenceFacts& facts) {
+  std::set<int> odd;
+  bool majority = true;
+  for (const TensorDivergence& d : facts.divergent.at(TensorKind::kParam)) {
+    odd.insert(d.odd_ranks.begin(), d.odd_ranks.end());
+    majority = majority && d.has_majority;
+  }
+  const std::vector<int> ranks(odd.begin(), odd.end());
+  if (!majority) return "the ranks' parameters";
+  return RankPhrase(ranks) + (ranks.size() == 1 ? "'s" : "'") + " parameters";
+}
+
+std::string Their(const std::string& whose) { return whose.rfind("rank ", 0) == 0 ? "its" : "their"; }
+
+// The parameters agreed at an earlier step, and differ now although the same gradients reached
+// every rank: the weights changed outside the synchronized update. The records cannot tell which
+// way (an edit on one rank, an optimizer of its own, a skipped all-gather of a sharded
+// optimizer's update), so the line names the fact and the usual ways, not one of them.
+std::optional<std::string> UpdateAfterAgreeingGradients(const DivergenceFacts& facts) {
+  if (!ParametersDifferUnderAgreeingGradients(facts) || !facts.parameters_last_agreed) return std::nullopt;
+  const std::string whose = WhoseParameters(facts);
+  return whose + " differ while " + Their(whose) + " reduced gradients agree (" +
+         std::to_string(facts.reductions_in_step) + " reducing collectives in step " + std::to_string(facts.step) +
+         "; the parameters agreed at step " + std::to_string(*facts.parameters_last_agreed) +
+         "): the weights changed outside the synchronized update (an edit after the optimizer step, an "
+         "optimizer setting such as the learning rate or gradient clipping that differs across ranks, or a "
+         "sharded optimizer's skipped all-gather)";
+}
+
+// The parameters differ at step 0, before any update (lockstep-rank records the initial state
+// after its broadcast); or at the first step the ranks recorded, under agreeing reduced
+// gradients: nothing shows them ever agreeing, and reduced gradients do not make weights differ.
+// Either way they differed before training (a program whose trace starts after its first
+// update, as the probe's does, never shows the initial state).
+std::optional<std::string> InitialWeightsDiffer(const DivergenceFacts& facts) {
+  if (facts.steps_recorded_before > 0 || facts.ranks_compared < 2) return std::nullopt;
+  const std::string seeds =
+      "(initialized with a seed that differs across ranks and never broadcast, or loaded from different "
+      "checkpoints)";
+  if (facts.step == 0 && Diverges(facts, TensorKind::kParam)) {
+    return WhoseParameters(facts) + " differ at step 0, before any update: the initial weights differ " + seeds;
+  }
+  if (!ParametersDifferUnderAgreeingGradients(facts)) return std::nullopt;
+  const std::string whose = WhoseParameters(facts);
+  return whose + " differ at the first recorded step (" + std::to_string(facts.step) + ") while " + Their(whose) +
+         " reduced gradients agree: the weights probably differed from the start " + seeds;
+}
+
 // The synced gradients differ, and every divergent tensor differs from its reference group's
 // norm by a relative amount at rounding level, at least one by more than nothing: the ranks
 // reduced the same values in a different floating-point order. Weights that differ by as little
-// while the gradients agree were changed after the reduction (an edit of one rank's weights): no
-// reduction is to blame, and no cause is given.
+// while the gradients agree were changed after the reduction: UpdateAfterAgreeingGradients.
 std::optional<std::string> RoundingLevelOnly(const DivergenceFacts& facts) {
   if (!Diverges(facts, TensorKind::kGrad)) return std::nullopt;
   double worst = 0.0;
@@ -122,6 +180,8 @@ const std::vector<DivergenceCause>& DivergenceCauses() {
       {"no_gradient_reduction", &NoGradientReduction},
       {"sum_not_divided", &SumNotDivided},
       {"only_buffers", &OnlyBuffers},
+      {"initial_weights_differ", &InitialWeightsDiffer},
+      {"update_after_agreeing_gradients", &UpdateAfterAgreeingGradients},
       {"rounding_level", &RoundingLevelOnly},
   };
   return causes;
@@ -137,7 +197,16 @@ std::optional<std::string> ExplainDivergence(const DivergenceFacts& facts) {
 DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepRecord*>& records) {
   DivergenceFacts facts;
   facts.step = step;
-  for (const StepRecord* r : records) facts.ranks_compared += r != nullptr ? 1 : 0;
+  bool first = true;
+  for (const StepRecord* r : records) {
+    if (r == nullptr) continue;
+    ++facts.ranks_compared;
+    const int64_t grads = std::count_if(r->tensors.begin(), r->tensors.end(), [](const TensorRecord& t) {
+      return t.kind == TensorKind::kGrad && t.replicated;
+    });
+    facts.synced_gradients_recorded = first ? grads : std::min(facts.synced_gradients_recorded, grads);
+    first = false;
+  }
   for (TensorKind kind : kReplicatedKinds) {
     std::vector<TensorDivergence> cells = DivergencesAtStep(step, records, kind);
     if (!cells.empty()) facts.divergent[kind] = std::move(cells);

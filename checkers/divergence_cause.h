@@ -30,6 +30,15 @@ struct DivergenceFacts {
   // collective; the in-band comparison's one-step tables carry none, and its findings keep their
   // messages only (checkers/in_band_comparison.h), never a cause.
   int64_t reductions_in_step = 0;
+  // The fewest replicated gradients any rank recorded at the step: gradients that agree say
+  // something only where they were recorded (ZeRO's gradient shards are not replicated).
+  int64_t synced_gradients_recorded = 0;
+  // The steps recorded before this one (all agreed in the kind of the finding), and the last of
+  // them at which every replicated parameter agreed too: weights that agreed there and differ
+  // now changed in between; weights that differ at the first recorded step may have differed
+  // from the start.
+  int64_t steps_recorded_before = 0;
+  std::optional<int64_t> parameters_last_agreed;
 };
 
 // One cause: its name (docs/CHECKERS.md#causes lists them) and its rule.

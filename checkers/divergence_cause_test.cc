@@ -9,6 +9,7 @@
 #include <set>
 
 #include "checkers/buffers_checker.h"
+#include "checkers/optimizer_state_checker.h"
 #include "checkers/replica_weights_checker.h"
 #include "checkers/synced_grads_checker.h"
 #include "checkers/testing/canned_run.h"
@@ -16,6 +17,7 @@
 namespace lockstep {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::CannedRun;
@@ -165,19 +167,113 @@ TEST(DivergenceCauseTest, ALargerOrNoNormDifferenceIsNotRoundingLevel) {
   EXPECT_EQ(OnlyFinding(SyncedGradsChecker().Check(same_norm.Context())).cause, "");
 }
 
-TEST(DivergenceCauseTest, WeightsAtRoundingLevelWithAgreeingGradientsAreNoReduction) {
+TEST(DivergenceCauseTest, WeightsThatDifferWhileTheGradientsAgreeChangedOutsideTheUpdate) {
   // examples/inplace_weight_edit.py: rank 1 scales a weight by a hair after the optimizer step;
-  // the gradients, which a reduction would have made differ, agree.
+  // the gradients, reduced in the step (two all_reduces a step on every rank), agree.
   CannedRun run(3, 4);
   run.Diverge(1, TensorKind::kParam, "w0", 3, 1.4e-6);
   const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
   EXPECT_THAT(weights.message, HasSubstr("rounding level"));  // what the message has always said
-  EXPECT_EQ(weights.cause, "");
+  EXPECT_EQ(weights.cause,
+            "rank 1's parameters differ while its reduced gradients agree (6 reducing collectives in step 3; the "
+            "parameters agreed at step 2): the weights changed outside the synchronized update (an edit after the "
+            "optimizer step, an optimizer setting such as the learning rate or gradient clipping that differs across "
+            "ranks, or a sharded optimizer's skipped all-gather)");
+
+  // Two ranks of four, each edited its own way: no majority, so no rank is blamed.
+  CannedRun two(4, 3);
+  two.Diverge(2, TensorKind::kParam, "w1", 2);
+  two.Diverge(3, TensorKind::kParam, "w1", 2);
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(two.Context())).cause,
+              HasSubstr("the ranks' parameters differ while their reduced gradients agree"));
+}
+
+TEST(DivergenceCauseTest, AgreeingGradientsSayNothingWhereNoneWereRecordedOrReduced) {
+  // ZeRO's gradient shards are not replicated: no recorded gradient vouches for the update.
+  CannedRun unrecorded(3, 4);
+  for (RankTrace& t : unrecorded.traces) {
+    for (StepRecord& s : t.steps) {
+      for (TensorRecord& rec : s.tensors) rec.replicated = rec.replicated && rec.kind != TensorKind::kGrad;
+    }
+  }
+  unrecorded.Diverge(1, TensorKind::kParam, "w0", 3);
+  EXPECT_EQ(OnlyFinding(ReplicaWeightsChecker().Check(unrecorded.Context())).cause, "");
+
+  // The gradients differ too: the update is not the only thing that went wrong.
+  CannedRun grads_too(3, 4);
+  grads_too.Diverge(1, TensorKind::kParam, "w0", 3);
+  grads_too.Diverge(1, TensorKind::kGrad, "w0", 3, 0.5);
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(grads_too.Context())).cause,
+              Not(HasSubstr("outside the synchronized update")));
+
+  // Weights that differ after the initial broadcast (step 0) had no update to step outside of.
+  CannedRun initial(3, 2);
+  initial.Diverge(1, TensorKind::kParam, "w0", 0);
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(initial.Context())).cause,
+              Not(HasSubstr("outside the synchronized update")));
+
+  // The parameters diverged before the optimizer state did: the state's finding does not say
+  // they agreed at a step they did not.
+  CannedRun params_first(3, 5);
+  params_first.Diverge(1, TensorKind::kParam, "w0", 2);
+  params_first.Diverge(1, TensorKind::kOptimizerState, "w0#momentum", 3);
+  EXPECT_THAT(OnlyFinding(OptimizerStateChecker().Check(params_first.Context())).cause,
+              HasSubstr("the parameters agreed at step 1)"));
+}
+
+// The probe's traces start after the first update (no step 0): HSDP replicas seeded apart
+// differ at step 1 already, under gradients the cross-replica all-reduce made agree.
+void RecordFromStepOne(CannedRun& run) {
+  for (RankTrace& t : run.traces) {
+    t.steps.erase(std::remove_if(t.steps.begin(), t.steps.end(), [](const StepRecord& s) { return s.step == 0; }),
+                  t.steps.end());
+  }
+}
+
+TEST(DivergenceCauseTest, WeightsThatDifferAtTheFirstRecordedStepDifferedFromTheStart) {
+  CannedRun run(3, 4);
+  RecordFromStepOne(run);
+  run.Diverge(2, TensorKind::kParam, "w0", 1);
+  run.Diverge(2, TensorKind::kParam, "w1", 1);
+  EXPECT_EQ(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause,
+            "rank 2's parameters differ at the first recorded step (1) while its reduced gradients agree: the "
+            "weights probably differed from the start (initialized with a seed that differs across ranks and never "
+            "broadcast, or loaded from different checkpoints)");
+}
+
+TEST(DivergenceCauseTest, WeightsThatDifferAtStepZeroDifferBeforeAnyUpdate) {
+  // lockstep-rank records step 0 after initialization and its broadcast (inject no_initial_broadcast).
+  CannedRun run(3, 2);
+  run.Diverge(1, TensorKind::kParam, "w0", 0);
+  EXPECT_EQ(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause,
+            "rank 1's parameters differ at step 0, before any update: the initial weights differ (initialized with a "
+            "seed that differs across ranks and never broadcast, or loaded from different checkpoints)");
+  // Only a buffer at step 0: not the weights.
+  CannedRun buffer(3, 2);
+  buffer.Diverge(1, TensorKind::kBuffer, "bn.running_mean", 0);
+  EXPECT_THAT(OnlyFinding(BuffersChecker().Check(buffer.Context())).cause, Not(HasSubstr("initial weights")));
+}
+
+TEST(DivergenceCauseTest, WeightsThatAgreedFirstOrGradientsThatDifferAreNotTheStart) {
+  CannedRun later(3, 4);
+  RecordFromStepOne(later);
+  later.Diverge(2, TensorKind::kParam, "w0", 2);  // agreed at step 1
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(later.Context())).cause,
+              AllOf(Not(HasSubstr("from the start")), HasSubstr("the parameters agreed at step 1")));
+
+  CannedRun grads(3, 4);
+  RecordFromStepOne(grads);
+  grads.Diverge(2, TensorKind::kParam, "w0", 1);
+  grads.Diverge(2, TensorKind::kGrad, "w0", 1, 0.5);  // the gradients differ too: a data or sync bug
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(grads.Context())).cause, Not(HasSubstr("from the start")));
 }
 
 TEST(DivergenceCauseTest, AnUnexplainedDivergenceHasNoCause) {
+  // One rank's gradient off by half (a bit flip, a skipped reduction of one bucket): it matches
+  // no rule, and the finding says what differs only.
   CannedRun run(4, 3);
-  run.Diverge(2, TensorKind::kParam, "w1", 2);  // a weight edited on one rank: no known pattern
+  run.Diverge(2, TensorKind::kGrad, "w1", 2, 0.5);
+  run.Diverge(2, TensorKind::kParam, "w1", 2);
   const Finding f = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
   EXPECT_EQ(f.cause, "");
   EXPECT_THAT(f.message, HasSubstr("diverge at step 2"));
@@ -195,7 +291,7 @@ TEST(DivergenceCauseTest, TheFirstCauseThatHoldsWins) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     EXPECT_EQ(c.explain(DivergenceFacts{}), std::nullopt) << c.name << " fires on no divergence at all";
   }
-  EXPECT_EQ(names.size(), 4u);
+  EXPECT_EQ(names.size(), 6u);
 }
 
 }  // namespace

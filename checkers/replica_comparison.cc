@@ -219,10 +219,15 @@ class ReplicaJudge : public StepJudge {
   explicit ReplicaJudge(ReplicaComparison what) : what_(std::move(what)) {}
   void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
     std::vector<TensorDivergence> at = DivergencesAtStep(step, records, what_.kind);
-    if (at.empty()) return;
+    if (at.empty()) {
+      if (first_.empty()) NoteAgreedStep(step, records);
+      return;
+    }
     if (first_.empty()) {
       first_ = std::move(at);
       facts_ = DivergenceFactsAt(step, records);  // what the other kinds did at this step, for the cause
+      facts_.steps_recorded_before = steps_before_;
+      facts_.parameters_last_agreed = parameters_last_agreed_;
     } else {
       ++later_steps_;
       last_step_ = step;
@@ -231,9 +236,20 @@ class ReplicaJudge : public StepJudge {
   std::vector<Finding> Finish(const CheckContext&) override;
 
  private:
+  // A step before the first divergence of this kind: whether the parameters agreed at it too
+  // (the causes of a later divergence read it). The parameters' own judge knows without looking.
+  void NoteAgreedStep(int64_t step, const std::vector<const StepRecord*>& records) {
+    ++steps_before_;
+    if (what_.kind == TensorKind::kParam || DivergencesAtStep(step, records, TensorKind::kParam).empty()) {
+      parameters_last_agreed_ = step;
+    }
+  }
+
   ReplicaComparison what_;
   std::vector<TensorDivergence> first_;
   DivergenceFacts facts_;
+  int64_t steps_before_ = 0;
+  std::optional<int64_t> parameters_last_agreed_;
   int64_t later_steps_ = 0;
   int64_t last_step_ = 0;
 };

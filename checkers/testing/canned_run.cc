@@ -111,6 +111,18 @@ void CannedRun::Diverge(int rank, TensorKind kind, const std::string& name, int6
   }
 }
 
+void CannedRun::InsertCollective(int rank, uint64_t seq, CollectiveRecord extra) {
+  std::vector<CollectiveRecord>& cs = traces.at(static_cast<size_t>(rank)).collectives;
+  if (extra.group.empty()) extra.group = "world";
+  extra.seq = seq;
+  size_t pos = 0;
+  while (pos < cs.size() && !(cs[pos].group == extra.group && cs[pos].seq >= seq)) ++pos;
+  for (size_t i = pos; i < cs.size(); ++i) {
+    if (cs[i].group == extra.group) ++cs[i].seq;
+  }
+  cs.insert(cs.begin() + static_cast<std::ptrdiff_t>(pos), extra);
+}
+
 void CannedRun::Cut(int rank, int64_t last_step) {
   RankTrace& t = traces.at(static_cast<size_t>(rank));
   while (!t.steps.empty() && t.steps.back().step > last_step) t.steps.pop_back();

@@ -29,6 +29,9 @@ struct CannedRun {
   // multiplied by (1 + rel_norm).
   void Diverge(int rank, TensorKind kind, const std::string& name, int64_t from_step, double rel_norm = 1e-3);
 
+  // Inserts `extra` into `group` (default: world) on `rank` at `seq`, shifting the later
+  // collectives of the group by one.
+  void InsertCollective(int rank, uint64_t seq, CollectiveRecord extra);
   // Drops every record of `rank` after `last_step` and its footer, as if it died there; its
   // collectives of later steps are dropped too.
   void Cut(int rank, int64_t last_step);
