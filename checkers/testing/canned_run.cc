@@ -28,7 +28,7 @@ CannedRun::CannedRun(int ranks, int64_t steps) {
     t.header.rank = r;
     t.header.world_size = ranks;
     t.header.backend = "mpi";
-    t.discoveries.push_back(DiscoveryRecord{1, "startup", 0, kTopologyDiscovery});
+    t.discoveries.push_back(DiscoveryRecord{1, "startup", 0, kTopologyDiscovery, "", ""});
     uint64_t seq = 0;
     for (int64_t s = 0; s <= steps; ++s) {
       const int n_coll = s == 0 ? 1 : 2;

@@ -60,7 +60,7 @@ Result<std::vector<Scenario>> LoadScenariosPrinting(const std::vector<std::strin
                                                     const CommandEnvironment& env);
 
 // The text of `lockstep --version`: versions built against, and which optional parts were built.
-std::string VersionText(const CommandEnvironment& env);
+std::string VersionText();
 
 Command AddValidateCommand(CLI::App& app, const CommandEnvironment& env);
 Command AddListCommand(CLI::App& app, const CommandEnvironment& env);

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     CLI::App app{"lockstep: a correctness harness for data-parallel training. It runs scenarios on local ranks, "
                  "records what every rank did, and finds the step, tensor and rank where replicas diverge.",
                  "lockstep"};
-    app.set_version_flag("--version", [&env] { return VersionText(env); },
+    app.set_version_flag("--version", [] { return VersionText(); },
                          "Print the lockstep version, the LibTorch, MPI, CUDA and NCCL versions it was built "
                          "with, and which optional backends were built; then exit");
     app.require_subcommand(0, 1);

@@ -5,7 +5,7 @@
 
 namespace lockstep {
 
-std::string VersionText(const CommandEnvironment& env) {
+std::string VersionText() {
   const BuildInfo& b = GetBuildInfo();
   auto yes_no = [](bool v) { return v ? "yes" : "no"; };
   std::ostringstream text;

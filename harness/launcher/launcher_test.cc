@@ -244,7 +244,9 @@ TEST_P(LauncherTest, SurvivorsOfADeadPeerAreNotItsCrashNorAHarnessError) {
     // Either it failed its collective after the peer died, or the launcher stopped it first.
     EXPECT_TRUE(e.failed_after_peer || e.killed_by_launcher) << "rank " << r << ": " << e.note;
     EXPECT_TRUE(e.error.empty()) << e.error;
-    if (e.failed_after_peer) EXPECT_THAT(e.note, HasSubstr("after rank 1 died (communication: "));
+    if (e.failed_after_peer) {
+      EXPECT_THAT(e.note, HasSubstr("after rank 1 died (communication: "));
+    }
   }
   EXPECT_THAT(report->message, HasSubstr("rank 1: "));
   EXPECT_THAT(report->message, HasSubstr("signal 9"));
