@@ -28,7 +28,8 @@ struct Finding {
   std::vector<std::string> tensors;   // all divergent tensors at `step` (may be capped)
   std::vector<int> ranks;             // the odd ranks / the ranks concerned
   std::string message;
-  // What probably went wrong, where the records support it (checkers/divergence_cause.h): one
+  // What probably went wrong, where the records support it (checkers/divergence_cause.h for
+  // replica findings, checkers/collective_order_cause.h for collective_order ones): one
   // line, "" when no known cause fits.
   std::string cause;
   std::map<std::string, std::string> details;  // extra, checker-specific ("collective_seq", "max_rel_diff")
