@@ -108,10 +108,10 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "forgot_divide", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
                                            "inplace_weight_edit", "lightning_log_on_rank0_only",
-                                           "model_not_wrapped_in_ddp", "nccl_algo_on_one_rank",
-                                           "rank0_metric_allreduce", "rank_killed",
-                                           "regroup_in_attention", "split_in_forward_mpi",
-                                           "tp_norm_edit"};
+                                           "lightning_manual_loss_backward", "model_not_wrapped_in_ddp",
+                                           "nccl_algo_on_one_rank", "rank0_metric_allreduce",
+                                           "rank_killed", "regroup_in_attention",
+                                           "split_in_forward_mpi", "tp_norm_edit"};
   EXPECT_EQ(names, tested);
 }
 
@@ -149,6 +149,8 @@ TEST(ExampleCatalogExec, CleanAccelerate) { ExecCatalogEntry("clean_accelerate")
 // Lightning sees torchrun's environment and runs as the rank it is given (no spawning of its own).
 TEST(ExampleCatalogExec, CleanLightning) { ExecCatalogEntry("clean_lightning"); }
 TEST(ExampleCatalogExec, LightningLogOnRank0Only) { ExecCatalogEntry("lightning_log_on_rank0_only"); }
+// Manual optimization with a plain loss.backward(): DDP's reducer is never prepared, no gradient is synced.
+TEST(ExampleCatalogExec, LightningManualLossBackward) { ExecCatalogEntry("lightning_manual_loss_backward"); }
 TEST(ExampleCatalogExec, CleanHfTrainer) { ExecCatalogEntry("clean_hf_trainer"); }
 TEST(ExampleCatalogExec, CleanCompiledDdp) { ExecCatalogEntry("clean_compiled_ddp"); }
 TEST(ExampleCatalogExec, CompiledDdpWeightEdit) { ExecCatalogEntry("compiled_ddp_weight_edit"); }
