@@ -48,12 +48,20 @@ bool IsRunningStatistic(const std::string& name) {
 }
 
 // Parameters or gradients differ at a step in which no rank issued any reducing collective: the
-// gradients were never summed across ranks, so each rank trained on its own data alone.
+// gradients were never summed across ranks, so each rank trained on its own data alone. Whether
+// the initial state was broadcast tells a model never wrapped in DDP from one whose DDP was
+// built and then bypassed (Lightning#9237: `loss.backward()` under manual optimization).
 std::optional<std::string> NoGradientReduction(const DivergenceFacts& facts) {
   if (facts.step < 1 || facts.ranks_compared < 2 || facts.reductions_in_step > 0) return std::nullopt;
   if (!Diverges(facts, TensorKind::kGrad) && !Diverges(facts, TensorKind::kParam)) return std::nullopt;
-  return "no gradient all-reduce was issued on any rank in step " + std::to_string(facts.step) +
-         ": the model is probably not wrapped in DDP (its gradients are never averaged across ranks)";
+  const std::string none = "no gradient all-reduce was issued on any rank in step " + std::to_string(facts.step);
+  if (facts.initial_broadcast) {
+    return none +
+           ", although the initial state was broadcast at step 0 (as DDP does when it wraps a model): the gradient "
+           "reduction was bypassed (a backward DDP does not see, e.g. `loss.backward()` where Lightning's manual "
+           "optimization needs `self.manual_backward(loss)`, or a `no_sync()` that never ends)";
+  }
+  return none + ": the model is probably not wrapped in DDP (its gradients are never averaged across ranks)";
 }
 
 // The same ranks hold, for every divergent gradient, the majority's gradient times the number
@@ -216,8 +224,10 @@ DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepReco
 
 void AddCollectiveFacts(const std::vector<RankTrace>& traces, DivergenceFacts* facts) {
   facts->reductions_in_step = 0;
+  facts->initial_broadcast = false;
   for (const RankTrace& trace : traces) {
     for (const CollectiveRecord& c : trace.collectives) {
+      facts->initial_broadcast = facts->initial_broadcast || (c.step == 0 && c.op == "broadcast");
       if (c.step != facts->step) continue;
       if (c.op == "all_reduce" || c.op == "reduce_scatter" || c.op == "reduce") ++facts->reductions_in_step;
     }

@@ -48,15 +48,40 @@ void EachRankAlone(CannedRun& run, int ranks) {
   }
 }
 
+// The canned run's initial broadcast (step 0) gone: no DDP ever sent the initial state.
+void DropInitialBroadcast(CannedRun& run) {
+  for (RankTrace& t : run.traces) {
+    t.collectives.erase(std::remove_if(t.collectives.begin(), t.collectives.end(),
+                                       [](const CollectiveRecord& c) { return c.step == 0 && c.op == "broadcast"; }),
+                        t.collectives.end());
+  }
+}
+
 TEST(DivergenceCauseTest, NoReductionInTheStepIsAModelWithoutDdp) {
   CannedRun run(3, 3);
   EachRankAlone(run, 3);
+  DropInitialBroadcast(run);
   for (int64_t s = 1; s <= 3; ++s) DropReductions(run, s);
   const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
   EXPECT_EQ(weights.cause,
             "no gradient all-reduce was issued on any rank in step 1: the model is probably not wrapped in DDP "
             "(its gradients are never averaged across ranks)");
   EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause, HasSubstr("not wrapped in DDP"));
+}
+
+TEST(DivergenceCauseTest, NoReductionAfterAnInitialBroadcastIsABypassedDdp) {
+  // examples/lightning_manual_loss_backward.py: DDP broadcast the initial state, then
+  // `loss.backward()` ran outside its hooks and no gradient was ever all-reduced.
+  CannedRun run(3, 3);
+  EachRankAlone(run, 3);
+  for (int64_t s = 1; s <= 3; ++s) DropReductions(run, s);
+  const Finding weights = OnlyFinding(ReplicaWeightsChecker().Check(run.Context()));
+  EXPECT_EQ(weights.cause,
+            "no gradient all-reduce was issued on any rank in step 1, although the initial state was broadcast at "
+            "step 0 (as DDP does when it wraps a model): the gradient reduction was bypassed (a backward DDP does not "
+            "see, e.g. `loss.backward()` where Lightning's manual optimization needs `self.manual_backward(loss)`, or "
+            "a `no_sync()` that never ends)");
+  EXPECT_THAT(weights.cause, Not(HasSubstr("not wrapped in DDP")));
 }
 
 TEST(DivergenceCauseTest, AReductionOnOneRankIsNotAMissingDdp) {
@@ -284,7 +309,8 @@ TEST(DivergenceCauseTest, TheFirstCauseThatHoldsWins) {
   CannedRun run(3, 3);
   run.Diverge(1, TensorKind::kGrad, "w0", 1, 1e-7);
   DropReductions(run, 1);
-  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause, HasSubstr("not wrapped in DDP"));
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause,
+              HasSubstr("no gradient all-reduce was issued on any rank in step 1"));
 
   std::set<std::string_view> names;
   for (const DivergenceCause& c : DivergenceCauses()) {

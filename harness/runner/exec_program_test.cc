@@ -21,7 +21,8 @@ TEST(ExecProgramTest, LocalRanksRunTheCommandAsItIsWithTheProbesEnvironment) {
   for (RankRun run : {RankRun::kReference, RankRun::kReferenceSplit, RankRun::kRepeat, RankRun::kRepro}) {
     EXPECT_FALSE(program.Supports(run)) << ToString(run);
   }
-  const RankInvocation inv = program.Invocation(Named("train"), RankRun::kMain, LaunchPaths{"/runs/out/train/traces"});
+  const RankInvocation inv =
+      program.Invocation(Named("train"), RankRun::kMain, LaunchPaths{"/runs/out/train/traces", ""});
   EXPECT_EQ(inv.argv, options.command);
   EXPECT_EQ(inv.env.at("LOCKSTEP_PROBE"), "1");
   EXPECT_EQ(inv.env.at("LOCKSTEP_TRACE_DIR"), "/runs/out/train/traces");
@@ -32,7 +33,7 @@ TEST(ExecProgramTest, LocalRanksRunTheCommandAsItIsWithTheProbesEnvironment) {
 TEST(ExecProgramTest, WithoutAProbeThePythonPathIsLeftAlone) {
   ExecProgramOptions options;
   options.command = {"/bin/true"};
-  const RankInvocation inv = ExecProgram(options).Invocation(Named("x"), RankRun::kMain, LaunchPaths{"/t"});
+  const RankInvocation inv = ExecProgram(options).Invocation(Named("x"), RankRun::kMain, LaunchPaths{"/t", ""});
   EXPECT_EQ(inv.env.count("PYTHONPATH"), 0u);
 }
 
@@ -40,7 +41,7 @@ TEST(ExecProgramTest, UnderMpirunTorchrunsVariablesComeFromTheLaunchers) {
   ExecProgramOptions options;
   options.command = {"/usr/bin/python3", "train.py"};
   options.launcher = LauncherKind::kMpirun;
-  const RankInvocation inv = ExecProgram(options).Invocation(Named("train"), RankRun::kMain, LaunchPaths{"/t"});
+  const RankInvocation inv = ExecProgram(options).Invocation(Named("train"), RankRun::kMain, LaunchPaths{"/t", ""});
   ASSERT_EQ(inv.argv.size(), 6u);
   EXPECT_EQ(inv.argv[0], "/bin/sh");
   EXPECT_EQ(inv.argv[1], "-c");

@@ -123,19 +123,19 @@ TEST(NativeRecordersTest, ExecWrapsALocalCommandOnlyToPreload) {
   ExecProgramOptions options;
   options.command = {"/usr/bin/python3", "train.py"};
   options.recorder_env = {{"NCCL_PROFILER_PLUGIN", "/l/liblockstep_nccl_profiler.so"}};
-  RankInvocation plain = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t"});
+  RankInvocation plain = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t", ""});
   EXPECT_EQ(plain.argv, options.command);
   EXPECT_EQ(plain.env.at("NCCL_PROFILER_PLUGIN"), "/l/liblockstep_nccl_profiler.so");
 
   options.recorder_env[kPreloadEnv] = "/l/liblockstep_pmpi.so";
-  RankInvocation preloaded = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t"});
+  RankInvocation preloaded = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t", ""});
   ASSERT_EQ(preloaded.argv.size(), 6u);
   EXPECT_EQ(preloaded.argv[2], kPreloadThenExec);
   EXPECT_EQ(preloaded.argv[4], "/usr/bin/python3");
   EXPECT_EQ(preloaded.env.at(kPreloadEnv), "/l/liblockstep_pmpi.so");
 
   options.launcher = LauncherKind::kMpirun;
-  RankInvocation under_mpirun = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t"});
+  RankInvocation under_mpirun = ExecProgram(options).Invocation(Scenario{}, RankRun::kMain, LaunchPaths{"/t", ""});
   EXPECT_NE(under_mpirun.argv[2].find("OMPI_COMM_WORLD_RANK"), std::string::npos);
   EXPECT_NE(under_mpirun.argv[2].find(kPreloadThenExec), std::string::npos);
 }
@@ -151,7 +151,7 @@ TEST(NativeRecordersTest, LockstepRankGetsTheBuiltRecordersButNoPreload) {
   options.program = temp.path() / "bin" / "lockstep-rank";
   Scenario scenario;
   scenario.location.file = "s.yaml";
-  const RankInvocation inv = LockstepRankProgram(options).Invocation(scenario, RankRun::kMain, LaunchPaths{"/t"});
+  const RankInvocation inv = LockstepRankProgram(options).Invocation(scenario, RankRun::kMain, LaunchPaths{"/t", ""});
   EXPECT_EQ(inv.env.at("NCCL_PROFILER_PLUGIN"), (temp.path() / "lib" / kNcclRecorderFile).string());
   EXPECT_EQ(inv.env.count("CUDA_INJECTION64_PATH"), 0u) << "not built here";
   EXPECT_EQ(inv.env.count(kPreloadEnv), 0u);
