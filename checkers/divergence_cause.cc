@@ -227,7 +227,9 @@ void AddCollectiveFacts(const std::vector<RankTrace>& traces, DivergenceFacts* f
   facts->initial_broadcast = false;
   for (const RankTrace& trace : traces) {
     for (const CollectiveRecord& c : trace.collectives) {
-      facts->initial_broadcast = facts->initial_broadcast || (c.step == 0 && c.op == "broadcast");
+      // Weights are floating point; a broadcast of an int64 seed or flag is not the model's state.
+      const bool floating = c.dtype.rfind("float", 0) == 0 || c.dtype == "bfloat16";
+      facts->initial_broadcast = facts->initial_broadcast || (c.step == 0 && c.op == "broadcast" && floating);
       if (c.step != facts->step) continue;
       if (c.op == "all_reduce" || c.op == "reduce_scatter" || c.op == "reduce") ++facts->reductions_in_step;
     }

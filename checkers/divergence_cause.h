@@ -30,9 +30,9 @@ struct DivergenceFacts {
   // collective; the in-band comparison's one-step tables carry none, and its findings keep their
   // messages only (checkers/in_band_comparison.h), never a cause.
   int64_t reductions_in_step = 0;
-  // Whether any rank recorded a broadcast at step 0: the initial state sent from one rank to the
-  // others, as DDP's constructor (and lockstep-rank) do. A program that never wrapped its model
-  // has none.
+  // Whether any rank recorded a broadcast of floating-point data at step 0: the initial state
+  // sent from one rank to the others, as DDP's constructor (and lockstep-rank) do. A program that
+  // never wrapped its model has none (a broadcast seed or flag is an integer).
   bool initial_broadcast = false;
   // The fewest replicated gradients any rank recorded at the step: gradients that agree say
   // something only where they were recorded (ZeRO's gradient shards are not replicated).

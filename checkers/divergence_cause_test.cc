@@ -82,6 +82,14 @@ TEST(DivergenceCauseTest, NoReductionAfterAnInitialBroadcastIsABypassedDdp) {
             "see, e.g. `loss.backward()` where Lightning's manual optimization needs `self.manual_backward(loss)`, or "
             "a `no_sync()` that never ends)");
   EXPECT_THAT(weights.cause, Not(HasSubstr("not wrapped in DDP")));
+
+  // A broadcast seed (int64) at step 0 is not the model's initial state.
+  for (RankTrace& t : run.traces) {
+    for (CollectiveRecord& c : t.collectives) {
+      if (c.step == 0) c.dtype = "int64";
+    }
+  }
+  EXPECT_THAT(OnlyFinding(ReplicaWeightsChecker().Check(run.Context())).cause, HasSubstr("not wrapped in DDP"));
 }
 
 TEST(DivergenceCauseTest, AReductionOnOneRankIsNotAMissingDdp) {
