@@ -247,7 +247,9 @@ TEST(StreamedTracesTest, ReferenceJudgesTheStreamAgainstItsCompanionsAsInMemory)
     context.reference_split = start.reference_split;
     const CheckerRun memory = RunCheckers({"reference"}, context, {});
     EXPECT_EQ(Describe(streamed.run), Describe(memory));
-    if (c.what == "clean") EXPECT_TRUE(streamed.run.findings.empty());
+    if (c.what == "clean") {
+      EXPECT_TRUE(streamed.run.findings.empty());
+    }
     if (c.what == "clean") continue;
     ASSERT_EQ(streamed.run.findings.size(), 1u);
     const Finding& f = streamed.run.findings[0];
@@ -256,10 +258,18 @@ TEST(StreamedTracesTest, ReferenceJudgesTheStreamAgainstItsCompanionsAsInMemory)
       continue;
     }
     EXPECT_EQ(f.outcome, FindingOutcome::kFail);
-    if (c.what == "loss") EXPECT_EQ(f.step, 3);
-    if (c.what == "one replica") EXPECT_EQ(f.ranks, std::vector<int>{2});
-    if (c.what == "zero1 shard") EXPECT_EQ(f.ranks, std::vector<int>{1});
-    if (c.what == "rank ends early") EXPECT_EQ(f.step, 4);
+    if (c.what == "loss") {
+      EXPECT_EQ(f.step, 3);
+    }
+    if (c.what == "one replica") {
+      EXPECT_EQ(f.ranks, std::vector<int>{2});
+    }
+    if (c.what == "zero1 shard") {
+      EXPECT_EQ(f.ranks, std::vector<int>{1});
+    }
+    if (c.what == "rank ends early") {
+      EXPECT_EQ(f.step, 4);
+    }
   }
 }
 

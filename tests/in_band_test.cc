@@ -85,7 +85,9 @@ TEST_P(InBandTest, TheRanksFindWhatThePostRunAnalysisFinds) {
     for (int rank = 0; rank < ranks; ++rank) {
       const fs::path t = traces / ("rank-" + std::to_string(rank) + ".trace");
       EXPECT_EQ(LastStep(t), stop) << "rank " << rank << ": every rank stops at the divergent step";
-      if (rank > 0) EXPECT_TRUE(InBandFindings(t).empty()) << "only rank 0 says it, once";
+      if (rank > 0) {
+        EXPECT_TRUE(InBandFindings(t).empty()) << "only rank 0 says it, once";
+      }
     }
 
     std::set<std::string> in_band_checkers;

@@ -131,6 +131,9 @@ struct Scenario {
   std::map<std::string, int> discovery_allowed;
   Tolerances tolerances;
   SourceLocation location;      // the file, line 1
+  // A resolved scenario's (scenario_writer.h) `resolved_from`: the user's file it was resolved
+  // from; "" for a scenario read from the user's own file.
+  std::string resolved_from;
 };
 
 // The device a scenario's ranks train on: `device`, except that nccl moves only CUDA tensors, so a

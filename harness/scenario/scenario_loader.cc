@@ -188,9 +188,12 @@ class Loader {
       Emit(std::move(local));
       return std::nullopt;
     }
-    ScenarioBuilder builder(options_);
+    // A resolved file says so itself, so that it loads the same wherever it is read.
+    LoadOptions options = options_;
+    options.resolved = options.resolved || (parsed->root.IsMap() && parsed->root[std::string(kResolvedFromKey)]);
+    ScenarioBuilder builder(options);
     bool defaults_ok = true;
-    for (const fs::path& defaults_path : options_.resolved ? std::vector<fs::path>{} : DefaultsChain(file)) {
+    for (const fs::path& defaults_path : options.resolved ? std::vector<fs::path>{} : DefaultsChain(file)) {
       const DefaultsFile* defaults = Defaults(defaults_path);
       if (defaults == nullptr) continue;
       if (!defaults->ok) {

@@ -41,14 +41,19 @@ struct LoadOptions {
   // see is refused, naming the checkers that would see it. Unset: not checked.
   std::function<Symptoms(const std::vector<std::string>& checks)> symptoms_seen_by;
   std::function<std::vector<std::string>(Symptoms)> checkers_seeing;
-  // The file is a resolved scenario (scenario_writer.h: every key set, written for one launch):
-  // no defaults file around it applies, and an `inject` entry's kOriginKey says where the user
+  // The file is a resolved scenario (scenario_writer.h: every key set, written for one launch;
+  // a file with a top-level kResolvedFromKey is one whatever this says): no defaults file around
+  // it applies, and an `inject` entry's kOriginKey says where the user
   // wrote it, so that a rank's error about it names the user's file, not the resolved one.
   bool resolved = false;
 };
 
 // "file:line:col" of an `inject` entry in a resolved scenario file (LoadOptions::resolved).
 inline constexpr std::string_view kOriginKey = "at";
+// The top-level key that makes a file a resolved scenario (scenario_writer.h writes it, naming
+// the user's file it was resolved from): such a file loads as LoadOptions::resolved wherever it
+// is read, so `lockstep run DIR/<id>/scenario.yaml` runs what that launch ran.
+inline constexpr std::string_view kResolvedFromKey = "resolved_from";
 
 // Loads and validates one scenario file. On failure the returned status says how many errors
 // there were and `diagnostics` (which may be null) receives every one of them, in file order.

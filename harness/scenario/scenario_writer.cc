@@ -97,6 +97,8 @@ std::string ScenarioYaml(const Scenario& s, const std::string& comment) {
   YAML::Emitter out;
   out.SetDoublePrecision(17);  // every double reads back bit for bit
   out << YAML::BeginMap;
+  // The user's file, however many times the scenario was resolved again from resolved files.
+  Key(out, std::string(kResolvedFromKey).c_str(), s.resolved_from.empty() ? s.location.file : s.resolved_from);
   Key(out, "name", s.name);
   Key(out, "description", s.description);
   Key(out, "ranks", s.ranks);

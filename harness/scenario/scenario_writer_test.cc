@@ -118,6 +118,42 @@ TEST(ScenarioWriterTest, AResolvedFileIgnoresTheDefaultsFilesAroundIt) {
   EXPECT_EQ(plain->steps, 3) << "the file sets every key, so even a plain load keeps its own steps";
 }
 
+// `lockstep run DIR/<id>/scenario.yaml`: the file says it is resolved, so a plain load (the CLI's)
+// reads its injections' origins and no defaults around it, and it names the user's file however
+// often it is resolved again.
+TEST(ScenarioWriterTest, AResolvedFileSaysSoItselfAndLoadsAsResolvedWherever) {
+  testing::TempDir dir("lockstep_scenario_writer_");
+  std::vector<Diagnostic> diagnostics;
+  Result<Scenario> user =
+      LoadScenarioFile(kSourceDir / "scenarios/inject/ddp/bitflip.yaml", LoadOptions{}, &diagnostics);
+  ASSERT_TRUE(user.ok()) << user.status().ToString();
+  ASSERT_FALSE(user->inject.empty());
+  const fs::path file = dir.path() / "scenario.yaml";
+  ASSERT_TRUE(WriteScenarioFile(*user, file, "resolved for a test").ok());
+  std::ofstream(dir.path() / kDefaultsFileName) << "steps: 99\n";
+
+  Result<Scenario> plain = LoadScenarioFile(file, LoadOptions{}, &diagnostics);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString() << (diagnostics.empty() ? "" : diagnostics[0].ToString());
+  EXPECT_EQ(plain->steps, user->steps);
+  EXPECT_EQ(plain->inject[0].location.file, user->inject[0].location.file) << "the injection names the user's line";
+  EXPECT_EQ(plain->inject[0].location.line, user->inject[0].location.line);
+  EXPECT_EQ(plain->resolved_from, user->location.file);
+
+  // Resolved again from the resolved file: still the user's file.
+  const fs::path again = dir.path() / "again.yaml";
+  ASSERT_TRUE(WriteScenarioFile(*plain, again).ok());
+  EXPECT_EQ(YAML::LoadFile(again.string())[std::string(kResolvedFromKey)].as<std::string>(), user->location.file);
+
+  // Without the key, an injection's `at` is what it always was in a user's file: an error.
+  std::string text = ScenarioYaml(*user);
+  text.erase(0, text.find('\n') + 1);  // the resolved_from line
+  std::ofstream(dir.path() / "edited.yaml") << text;
+  diagnostics.clear();
+  EXPECT_FALSE(LoadScenarioFile(dir.path() / "edited.yaml", LoadOptions{}, &diagnostics).ok());
+  ASSERT_FALSE(diagnostics.empty());
+  EXPECT_THAT(diagnostics[0].ToString(), ::testing::HasSubstr("inject[0].at"));
+}
+
 TEST(ScenarioWriterTest, AnUnwritableFileIsAnIoErrorNamingIt) {
   Status s = WriteScenarioFile(Scenario{}, "/nonexistent-dir/scenario.yaml");
   EXPECT_EQ(s.code(), StatusCode::kIoError);

@@ -103,7 +103,7 @@ TEST(TraceWriterTest, EveryRecordIsOneJsonLineAndRoundTrips) {
     auto w = TraceWriter::Open(path, Header(1));
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     TraceWriter& tw = **w;
-    ASSERT_TRUE(tw.WriteDiscovery({1, "startup", 0}).ok());  // unnamed: lockstep's topology
+    ASSERT_TRUE(tw.WriteDiscovery({1, "startup", 0, "", "", ""}).ok());  // unnamed: lockstep's topology
     ASSERT_TRUE(tw.WriteStep(Step(0, 6)).ok());
     CollectiveRecord c;
     c.group = "world";

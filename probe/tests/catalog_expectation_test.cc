@@ -146,7 +146,9 @@ TEST(CatalogExpectationTest, LauncherAndHangTimeout) {
     std::ofstream(dir / "hangs.expect.json") << bad;
     Result<CatalogExpectation> rejected = ReadCatalogExpectation(dir / "hangs.expect.json");
     EXPECT_FALSE(rejected.ok()) << bad;
-    if (!rejected.ok()) EXPECT_NE(rejected.status().message().find("hangs.expect.json"), std::string::npos);
+    if (!rejected.ok()) {
+      EXPECT_NE(rejected.status().message().find("hangs.expect.json"), std::string::npos);
+    }
   }
 }
 

@@ -151,6 +151,8 @@ using Self = ScenarioBuilder;
 
 const Self::Keys<Scenario>& ScenarioBuilder::TopKeys() {
   static const Keys<Scenario> kKeys = {
+      // Its presence made the loader read the file as resolved (scenario_loader.h).
+      {kResolvedFromKey, &StringField<&Scenario::resolved_from>, nullptr, /*scenario_only=*/true},
       {"name", &StringField<&Scenario::name>, nullptr, /*scenario_only=*/true},
       {"description", &StringField<&Scenario::description>},
       {"ranks", &IntField<&Scenario::ranks, kRankCount>},
