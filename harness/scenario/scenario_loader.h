@@ -43,8 +43,8 @@ struct LoadOptions {
   std::function<std::vector<std::string>(Symptoms)> checkers_seeing;
   // The file is a resolved scenario (scenario_writer.h: every key set, written for one launch;
   // a file with a top-level kResolvedFromKey is one whatever this says): no defaults file around
-  // it applies, and an `inject` entry's kOriginKey says where the user
-  // wrote it, so that a rank's error about it names the user's file, not the resolved one.
+  // it applies, and an `inject` entry's kOriginKey says where the user wrote it, so that a
+  // rank's error about it names the user's file, not the resolved one.
   bool resolved = false;
 };
 

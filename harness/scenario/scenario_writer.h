@@ -3,8 +3,9 @@
 // loads exactly what the runner decided and applies nothing itself. Every key is written, so the
 // file means the same wherever it lies; its first key, `resolved_from` (the user's file), makes
 // the loader read it as resolved (LoadOptions::resolved: no defaults files around it apply),
-// whoever loads it, so `lockstep run DIR/<id>/scenario.yaml` runs that launch again. Loading what this writes gives back an equal scenario
-// (scenario_writer_test pins it for every key path of the loader).
+// whoever loads it, so `lockstep run DIR/<id>/scenario.yaml` runs that launch again. Loading
+// what this writes gives back an equal scenario (scenario_writer_test pins it for every key path
+// of the loader).
 #pragma once
 
 #include <filesystem>
