@@ -237,9 +237,12 @@ class ReplicaJudge : public StepJudge {
 
  private:
   // A step before the first divergence of this kind: whether the parameters agreed at it too
-  // (the causes of a later divergence read it). The parameters' own judge knows without looking.
+  // (update_after_agreeing_gradients reads it). The parameters' own judge knows without looking;
+  // the gradients' judge never needs it (that cause holds only where the gradients agree), so
+  // only the optimizer-state and buffer judges compare the parameters again.
   void NoteAgreedStep(int64_t step, const std::vector<const StepRecord*>& records) {
     ++steps_before_;
+    if (what_.kind == TensorKind::kGrad) return;
     if (what_.kind == TensorKind::kParam || DivergencesAtStep(step, records, TensorKind::kParam).empty()) {
       parameters_last_agreed_ = step;
     }

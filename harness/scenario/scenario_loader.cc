@@ -190,7 +190,8 @@ class Loader {
     }
     // A resolved file says so itself, so that it loads the same wherever it is read.
     LoadOptions options = options_;
-    options.resolved = options.resolved || (parsed->root.IsMap() && parsed->root[std::string(kResolvedFromKey)]);
+    const YAML::Node& root = parsed->root;  // const: looking a key up must not add it
+    options.resolved = options.resolved || (root.IsMap() && root[std::string(kResolvedFromKey)]);
     ScenarioBuilder builder(options);
     bool defaults_ok = true;
     for (const fs::path& defaults_path : options.resolved ? std::vector<fs::path>{} : DefaultsChain(file)) {
