@@ -15,10 +15,14 @@ const std::vector<DiscoveryCall>& DiscoveryCallTable() {
       {"torch.new_group", "torch.distributed.new_group: a process group and its backend", false},
       {"torch.new_subgroups", "torch.distributed.new_subgroups(_by_enumeration): process groups", false},
       {"torch.init_device_mesh", "torch.distributed init_device_mesh or DeviceMesh(...): a mesh and a process group per dim", false},
-      {"torch.destroy_process_group", "torch.distributed.destroy_process_group of one process group", false, true},
-      {"cuda.init", "cuInit: the CUDA driver's initialization (the process's first that succeeded)", true},
-      {"cuda.device_count", "cudaGetDeviceCount or cuDeviceGetCount: CUDA device enumeration", false},
-      {"nccl.comm_init", "ncclCommInitRank & co. (seen by the NCCL profiler plugin): a new NCCL communicator", false},
+      {"torch.destroy_process_group", "torch.distributed.destroy_process_group of one process group", false,
+       DiscoveryKind::kTeardown},
+      {"cuda.init", "cuInit: the CUDA driver's initialization (the process's first that succeeded)", true,
+       DiscoveryKind::kFirstUse},
+      {"cuda.device_count", "cudaGetDeviceCount or cuDeviceGetCount: a question about the device count", false,
+       DiscoveryKind::kQuery},
+      {"nccl.comm_init", "ncclCommInitRank & co. (seen by the NCCL profiler plugin): a new NCCL communicator", false,
+       DiscoveryKind::kFirstUse},
   };
   return kCalls;
 }
@@ -28,6 +32,20 @@ const DiscoveryCall* FindDiscoveryCall(std::string_view name) {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+std::string_view DiscoveryKindName(DiscoveryKind kind) {
+  switch (kind) {
+    case DiscoveryKind::kBuild:
+      return "build";
+    case DiscoveryKind::kFirstUse:
+      return "first use";
+    case DiscoveryKind::kQuery:
+      return "query";
+    case DiscoveryKind::kTeardown:
+      return "teardown";
+  }
+  return "build";
 }
 
 std::string UnknownDiscoveryCallMessage(std::string_view name) {

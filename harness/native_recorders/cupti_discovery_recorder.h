@@ -40,8 +40,12 @@ class CuptiDiscoveryRecorder {
   //     additional effect"), and libraries that initialize lazily (cuBLAS, NCCL, a JIT) call it
   //     whenever they first run, mid-training included; recording those would cry wolf.
   //   cudaGetDeviceCount, cuDeviceGetCount: `cuda.device_count` at the EXIT of the outermost one
-  //     on this thread, whatever it returned (the call re-ran enumeration, whatever it found): the
-  //     runtime's call makes the driver's underneath, and that is one question, not two.
+  //     on this thread, whatever it returned: whatever the runtime asks the driver inside its call
+  //     is one question, not two. A runtime's lazy initialization (the first runtime call of the
+  //     process, and of each library that links the runtime statically: cuBLAS and cuBLASLt at the
+  //     first matmul) counts the devices through the driver before it can issue its first runtime
+  //     callback, so that count is a top-level call of its own and recorded as one. Either way a
+  //     device count is a query: discovery_count keeps it as evidence and never judges it.
   // Other domains and callback ids are ignored.
   void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data);
 

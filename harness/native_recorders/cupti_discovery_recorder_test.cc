@@ -106,6 +106,56 @@ TEST_F(CuptiDiscoveryRecorderTest, OtherCallbacksAndDomainsAreIgnored) {
   EXPECT_TRUE(seen_.empty());
 }
 
+// What CuptiDiscoveryGpuTest makes on a real GPU, as CUPTI delivered it there (2026-11-26, one
+// H100, CUDA 13.0): the runtime's first call initializes the runtime lazily, and that
+// initialization (cuInit, then cuDeviceGetCount to build the runtime's device table) runs before
+// the runtime can issue its first callback, so its driver calls come top-level, not nested in
+// the cudaGetDeviceCount that triggered it. Four device counts, one init: what the GPU saw.
+TEST_F(CuptiDiscoveryRecorderTest, TheRuntimesLazyInitializationCountsDevicesOutsideTheCallThatTriggeredIt) {
+  SetDiscoveryContext("first runtime call", 0);
+  Call(kDriver, kCuInit);             // the runtime's initialization: the process's first cuInit
+  Call(kDriver, kCuDeviceGetCount);   // ... and its device table, outside any runtime callback
+  Call(kRuntime, kCudaGetDeviceCount);  // then the call itself, answered from that table
+  SetDiscoveryContext("second runtime call", 0);
+  Deliver(kRuntime, kCudaGetDeviceCount, CUPTI_API_ENTER);
+  Call(kDriver, kCuDeviceGetCount);   // whatever the runtime asks the driver underneath is one question
+  Deliver(kRuntime, kCudaGetDeviceCount, CUPTI_API_EXIT);
+  SetDiscoveryContext("driver calls", 0);
+  Call(kDriver, kCuInit);
+  Call(kDriver, kCuInit);
+  Call(kDriver, kCuDeviceGetCount);
+  std::vector<std::string> by_phase;
+  for (const DiscoveryRecord& r : DiscoveryCalls()) by_phase.push_back(r.phase + ": " + r.name);
+  EXPECT_EQ(by_phase, (std::vector<std::string>{
+                          "first runtime call: cuda.init", "first runtime call: cuda.device_count",
+                          "first runtime call: cuda.device_count", "second runtime call: cuda.device_count",
+                          "driver calls: cuda.device_count"}));
+}
+
+// The first matmul of a clean run on the GPU: cuBLAS and cuBLASLt each carry a statically linked
+// CUDA runtime (libcublas.so.13 and libcublasLt.so.13 need no libcudart), which initializes at the
+// library's first use: its cuInit is a no-op of an initialized driver, its device count a query.
+// Two `cuda.device_count` at step 1, as every rank recorded them; discovery_count's test judges
+// that trace (DiscoveryCountCheckerTest.QuietOnACleanCudaRunWhoseLibrariesStartAtTheFirstStep).
+TEST_F(CuptiDiscoveryRecorderTest, TheMathLibrariesLazyStartAtTheFirstMatmulIsTwoDeviceCountsAndNoInit) {
+  Call(kDriver, kCuInit);  // start-up: the process's first
+  Call(kRuntime, kCudaGetDeviceCount);
+  SetDiscoveryContext("step", 1);
+  for (int library = 0; library < 2; ++library) {  // cuBLAS, then cuBLASLt
+    Call(kDriver, kCuInit);
+    Call(kDriver, kCuDeviceGetCount);
+  }
+  std::vector<std::string> calls;
+  for (const DiscoveryRecord& r : DiscoveryCalls()) {
+    calls.push_back(r.name + " " + r.phase + " " + std::to_string(r.step));
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"cuda.init startup 0", "cuda.device_count startup 0",
+                                             "cuda.device_count step 1", "cuda.device_count step 1"}));
+  // Recorded as evidence, judged as what it is: a question, not discovery.
+  EXPECT_EQ(FindDiscoveryCall("cuda.device_count")->kind, DiscoveryKind::kQuery);
+  EXPECT_EQ(FindDiscoveryCall("cuda.init")->kind, DiscoveryKind::kFirstUse);
+}
+
 TEST_F(CuptiDiscoveryRecorderTest, TheCallsAreTheEnabledOnesAndTheNamesAreDiscoveryCalls) {
   std::vector<std::string> apis;
   for (const CuptiCallback& cb : CuptiDiscoveryCallbacks()) apis.push_back(cb.api);
