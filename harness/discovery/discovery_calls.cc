@@ -34,20 +34,6 @@ const DiscoveryCall* FindDiscoveryCall(std::string_view name) {
   return nullptr;
 }
 
-std::string_view DiscoveryKindName(DiscoveryKind kind) {
-  switch (kind) {
-    case DiscoveryKind::kBuild:
-      return "build";
-    case DiscoveryKind::kFirstUse:
-      return "first use";
-    case DiscoveryKind::kQuery:
-      return "query";
-    case DiscoveryKind::kTeardown:
-      return "teardown";
-  }
-  return "build";
-}
-
 std::string UnknownDiscoveryCallMessage(std::string_view name) {
   std::string text = "unknown discovery call \"" + std::string(name) + "\"; expected one of:";
   const char* sep = " ";

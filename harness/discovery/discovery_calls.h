@@ -39,8 +39,6 @@ struct DiscoveryCall {
   DiscoveryKind kind = DiscoveryKind::kBuild;
 };
 
-// "build", "first use", "query", "teardown" (the docs' table and a finding's details).
-std::string_view DiscoveryKindName(DiscoveryKind kind);
 
 const std::vector<DiscoveryCall>& DiscoveryCallTable();
 // The entry of `name`, or null when it is not a discovery call.
