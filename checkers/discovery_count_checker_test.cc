@@ -267,7 +267,8 @@ TEST(DiscoveryCountCheckerTest, DoubleDiscoveryInTheFirstStepsForwardFiresBeside
 TEST(DiscoveryCountCheckerTest, ANewGroupInAForwardAtStep3Fires) {
   CannedRun run = CleanCudaRun();
   for (int r = 0; r < 4; ++r) {
-    run.traces[r].discoveries.push_back(Call(9, "torch.new_group", "step", 3, "model.py:41 in forward < train.py:80 in main"));
+    run.traces[r].discoveries.push_back(
+        Call(9, "torch.new_group", "step", 3, "model.py:41 in forward < train.py:80 in main"));
     if (r < 2) run.traces[r].discoveries.push_back(CommInit(10, "nccl:77e0aa0100000002/2", "step", 3));
   }
   auto f = DiscoveryCountChecker().Check(run.Context());

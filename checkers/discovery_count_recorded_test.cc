@@ -54,7 +54,9 @@ class RecordedRank {
     CuDeviceGetCount();
   }
   // NCCL's profiler plugin told of a new communicator.
-  void NcclCommInit(uint64_t hash, int nranks) { nccl_profiler::CloseCommunicator(nccl_profiler::OpenCommunicator(hash, "", nranks)); }
+  void NcclCommInit(uint64_t hash, int nranks) {
+    nccl_profiler::CloseCommunicator(nccl_profiler::OpenCommunicator(hash, "", nranks));
+  }
 
   // Start-up of lockstep-rank on CUDA: the runtime starts under the topology's device count.
   void StartUp() {
