@@ -297,14 +297,17 @@ fi
 touch "$results"
 status=0
 [[ $build_failed -eq 0 ]] || status=3
-# record CHECK OUTCOME DETAIL [JSON-FIGURES]
+# record CHECK OUTCOME DETAIL [JSON-FIGURES [JSON-TESTS]]: TESTS, the names of the tests or runs the
+# check judged, go into results.jsonl with it (a check says what it ran, not only that it passed).
 record() {
   "$python" - "$results" "$@" <<'PY'
 import json, sys
 path, check, outcome, detail = sys.argv[1:5]
 figures = json.loads(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else {}
+tests = json.loads(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] else []
 with open(path, "a") as f:
-    f.write(json.dumps({"check": check, "outcome": outcome, "detail": detail, "figures": figures}) + "\n")
+    f.write(json.dumps({"check": check, "outcome": outcome, "detail": detail, "figures": figures,
+                        "tests": tests}) + "\n")
 PY
   [[ $2 == passed ]] || status=1
   echo "ci/gpu-checks.sh: $1: $2 ($3)"
@@ -330,24 +333,61 @@ bounded() {
   [[ $rc -eq 124 || $rc -eq 137 ]] && echo "ci/gpu-checks.sh: $* ran past --check-timeout $check_timeout s" >&2
   return $rc
 }
-ctest_summary() { grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -n 1 || echo "no ctest summary"; }
-run_ctest() {  # CHECK LOG ARGS...: passes when ctest passes and ran at least one test that did not skip
-  local check=$1 log=$2; shift 2
-  local rc=0
-  bounded "$log" ctest --test-dir "$build_dir" --output-on-failure --timeout "$check_timeout" "$@" || rc=$?
-  local summary skipped
-  summary=$(ctest_summary "$out/$log")
-  skipped=$(grep -c '\*\*\*Skipped' "$out/$log" || true)
-  if [[ $rc -eq 124 || $rc -eq 137 ]]; then record "$check" failed "ran past ${check_timeout} s; see out/gpu/$log"
-  elif [[ $rc -ne 0 ]]; then record "$check" failed "$summary; see out/gpu/$log"
-  elif grep -q 'out of 0$' <<<"$summary"; then record "$check" failed "no test ran; see out/gpu/$log"
-  elif [[ $skipped -gt 0 ]]; then record "$check" failed "$summary, $skipped skipped on a GPU machine; see out/gpu/$log"
-  else record "$check" passed "$summary"; fi
+# judge_ctest LOG REQUIRED...: ci/gpu-judge-ctest.py's verdict (JSON) on out/gpu/LOG, with the
+# `ctest -N` listing of the same selection beside it (LOG.list): every listed test and every
+# REQUIRED one (full names, space-separated) must have run and passed, none skipped.
+judge_ctest() {
+  local log=$1; shift
+  "$python" "$root/ci/gpu-judge-ctest.py" --log "$out/$log" --listed "$out/$log.list" --require "$*" || true
+}
+# verdict_field JSON KEY: one field of a verdict, as text (lists and objects as JSON).
+verdict_field() {
+  "$python" -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2], ""); print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
+}
+# ctest_selection LOG REQUIRED ARGS...: lists (ctest -N) and runs (ctest -V) the selection ARGS
+# into out/gpu/LOG(.list); sets $ctest_verdict (the judge's JSON) and $ctest_rc.
+ctest_selection() {
+  local log=$1 required=$2; shift 2
+  ctest_rc=0
+  ctest --test-dir "$build_dir" -N "$@" >"$out/$log.list" 2>&1 || true
+  bounded "$log" ctest --test-dir "$build_dir" -V --timeout "$check_timeout" "$@" || ctest_rc=$?
+  ctest_verdict=$(judge_ctest "$log" $required)
+  [[ -n $ctest_verdict ]] || ctest_verdict='{"outcome": "failed", "detail": "the judge printed nothing", "tests": []}'
+  if [[ $ctest_rc -eq 124 || $ctest_rc -eq 137 ]]; then
+    ctest_verdict=$("$python" -c 'import json,sys; v=json.loads(sys.argv[1]); v["outcome"]="failed"; v["detail"]="ran past "+sys.argv[2]+" s; "+v["detail"]; print(json.dumps(v))' "$ctest_verdict" "$check_timeout")
+  elif [[ $ctest_rc -ne 0 ]]; then
+    ctest_verdict=$("$python" -c 'import json,sys; v=json.loads(sys.argv[1]); v["outcome"]="failed"; v["detail"]="ctest exit "+sys.argv[2]+"; "+v["detail"]; print(json.dumps(v))' "$ctest_verdict" "$ctest_rc")
+  fi
+}
+# run_ctest CHECK LOG REQUIRED ARGS...: the check passes only as the judge says (see above).
+run_ctest() {
+  local check=$1 log=$2 required=$3; shift 3
+  ctest_selection "$log" "$required" "$@"
+  local outcome detail
+  outcome=$(verdict_field "$ctest_verdict" outcome)
+  detail=$(verdict_field "$ctest_verdict" detail)
+  [[ $outcome == passed ]] || detail="$detail; see out/gpu/$log"
+  record "$check" "$outcome" "$detail" "$(verdict_field "$ctest_verdict" counts)" "$(verdict_field "$ctest_verdict" tests)"
 }
 
+# The GPU tests each check must have run and passed, by full name (ctest -N lists them in a CUDA
+# build): a selection regex alone once matched only CPU tests and passed (the first GPU run's sdpa
+# check). A test renamed in the source fails its check here until this list follows.
+digest_gpu_tests="CudaDigestTest.MatchesCpuOnOddSizes CudaDigestTest.DtypeAndShapeArePartOfTheDigest
+  CudaDigestTest.OnAStreamAfterQueuedWork CudaDigestTest.HostPointerIsAnError
+  CudaDigestTest.NullPointerWithBytesIsAnError CudaTensorDigestTest.DeviceTensorsDigestLikeTheirCpuCopies
+  CudaTensorDigestTest.ViewsAndDtypesOnTheDevice CudaTensorDigestTest.RecordOfADeviceTensor"
+sdpa_gpu_tests="AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda"
+staging_gpu_tests="HostStagingCommunicatorCudaTest.CudaTensorsReachTheBackendOnlyInHostMemory"
+probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice"
+cupti_gpu_tests="CuptiDiscoveryGpuTest.RecordsEachDeviceCountOnceAndTheFirstInit"
+ctest_jobs=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
+
 if want digest && needs digest cuda_digest_test digest_kernel_test; then
-  # gtest_discover_tests names each test Suite.Name: the suites of the three digest test programs.
-  run_ctest digest ctest-digest.log -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest)\.'
+  # gtest_discover_tests names each test Suite.Name: the suites of the three digest test programs;
+  # the GPU ones are named, so that a selection of the CPU ones alone cannot pass.
+  run_ctest digest ctest-digest.log "$digest_gpu_tests" \
+    -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest)\.'
 fi
 
 if want digest_bandwidth && needs digest_bandwidth lockstep-bench; then
@@ -377,46 +417,137 @@ PY
 fi
 
 if want sdpa && needs sdpa models_test; then
-  run_ctest sdpa ctest-sdpa.log -R '^(SdpaAttention|SdpaCuda)\.'
+  # The CUDA attention test (flash and SDPA against float64 naive attention, fp32 and bf16, forward
+  # and backward on the device) is the point of the check; the CPU ones run beside it.
+  run_ctest sdpa ctest-sdpa.log "$sdpa_gpu_tests" -R '^(SdpaAttention|AttentionPaths)\.'
 fi
 
 if want nccl && needs nccl comm_nccl_test; then
   # np 2 needs two GPUs (NCCL takes no two ranks on one); on one GPU it would only skip.
-  nccl_np='^comm_nccl_test\.np1$'
-  [[ $(nvidia-smi -L | grep -c '^GPU ' || true) -ge 2 ]] && nccl_np='^comm_nccl_test\.np'
-  run_ctest nccl ctest-nccl.log -R "$nccl_np"
+  nccl_np='^comm_nccl_test\.np1$' nccl_required=comm_nccl_test.np1
+  if [[ $(nvidia-smi -L | grep -c '^GPU ' || true) -ge 2 ]]; then
+    nccl_np='^comm_nccl_test\.np[12]$' nccl_required="comm_nccl_test.np1 comm_nccl_test.np2"
+  fi
+  # -V output lets the judge see gtest's [  SKIPPED ] under mpirun (ctest counts it as passed).
+  run_ctest nccl ctest-nccl.log "$nccl_required" -R "$nccl_np"
 fi
 
 if want suite && needs suite lockstep lockstep-rank comm_test; then
   # First the decorator that carries CUDA tensors over gloo and mpi, on its own: a failure there
   # explains a failing gloo suite.
+  ctest_selection ctest-staging.log "$staging_gpu_tests" -R '^HostStagingCommunicatorCudaTest\.'
+  staging="staging: $(verdict_field "$ctest_verdict" detail)"
   rc=0
-  bounded ctest-staging.log ctest --test-dir "$build_dir" --output-on-failure -R '^HostStagingCommunicatorCudaTest\.' || rc=$?
-  staging="staging: $(ctest_summary "$out/ctest-staging.log")"
-  grep -q '\*\*\*Skipped' "$out/ctest-staging.log" && { rc=1; staging="$staging, skipped on a GPU machine"; }
+  [[ $(verdict_field "$ctest_verdict" outcome) == passed ]] || rc=1
+  rm -rf "$out/suite-gloo" "$out/suite-nccl"
   bounded suite.log "$root/ci/gpu-suite.sh" --bin "$bin" --out "$out" || rc=$?
-  detail=$(grep -E "^(ci/gpu-suite.sh:|[0-9]+ passed)" "$out/suite.log" | tr '\n' ' ' | cut -c1-400)
-  if [[ $rc -eq 0 ]]; then record suite passed "$staging; $detail"
-  else record suite failed "exit $rc: $staging; $detail; see out/gpu/suite.log and ctest-staging.log"; fi
+  # What ran, from the reports: each backend must have run (and passed) at least one scenario, and
+  # the GPUs each needs are said (gloo: its ranks share the GPUs; nccl: one GPU per rank).
+  verdict=$("$python" - "$out" "$root/scenarios/clean" <<'PY'
+import json, sys
+from pathlib import Path
+out, clean = Path(sys.argv[1]), Path(sys.argv[2])
+expected = len([f for f in clean.rglob("*.yaml") if f.name != "lockstep.defaults.yaml"])
+problems, figures, tests = [], {}, []
+for backend in ("gloo", "nccl"):
+    report = out / f"suite-{backend}" / "report.json"
+    if not report.exists():
+        problems.append(f"{backend}: no report.json (nothing ran)")
+        continue
+    scenarios = json.loads(report.read_text()).get("scenarios", [])
+    passed = [s for s in scenarios if s.get("outcome") == "pass"]
+    figures[f"{backend}_ran"] = len(scenarios)
+    figures[f"{backend}_passed"] = len(passed)
+    figures[f"{backend}_gpus_needed"] = 1 if backend == "gloo" else max((s.get("ranks", 0) for s in scenarios), default=0)
+    tests += [f"{backend}:{s.get('id')}@{s.get('ranks')}" for s in scenarios]
+    if not scenarios:
+        problems.append(f"{backend}: no scenario ran")
+    if len(passed) != len(scenarios):
+        problems.append(f"{backend}: {len(scenarios) - len(passed)} of {len(scenarios)} failed: "
+                        + ", ".join(f"{s.get('id')} ({s.get('outcome')})" for s in scenarios if s.get("outcome") != "pass"))
+if figures.get("gloo_ran", 0) != expected:
+    problems.append(f"gloo ran {figures.get('gloo_ran', 0)} of the {expected} clean scenarios")
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read out/gpu/suite-*/report.json"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  detail=$(grep -E "^ci/gpu-suite.sh: .*(GPU|leaving out|exit)" "$out/suite.log" | tr '\n' ' ' | cut -c1-500)
+  if [[ $rc -eq 0 && -z $problems ]]; then record suite passed "$staging; $detail" "$figures" "$(verdict_field "$verdict" tests)"
+  else record suite failed "exit $rc: $staging; ${problems:+$problems; }$detail; see out/gpu/suite.log and ctest-staging.log" "$figures" "$(verdict_field "$verdict" tests)"; fi
 fi
 
 if want selftest && needs selftest lockstep lockstep-rank; then
-  # nccl takes one GPU per rank: the catalog's largest world decides whether it can run here.
-  catalog_ranks=$(awk '/^ranks:/{if ($2 > m) m = $2} END {print m + 0}' "$root"/scenarios/inject/*.yaml)
+  # The catalog as `lockstep selftest` reads it: scenarios/inject and its sub-folders, every *.yaml
+  # but the defaults files. nccl takes one GPU per rank: the catalog's largest world decides
+  # whether it can run here (a rank count left to a defaults file counts too).
+  catalog=$root/scenarios/inject
+  mapfile -t catalog_files < <(find "$catalog" -name '*.yaml' ! -name lockstep.defaults.yaml | sort)
+  catalog_ranks=0
+  for f in "${catalog_files[@]}"; do
+    r=$(awk '/^ranks:/{print $2; exit}' "$f")
+    [[ -z $r && -f $(dirname "$f")/lockstep.defaults.yaml ]] && r=$(awk '/^ranks:/{print $2; exit}' "$(dirname "$f")/lockstep.defaults.yaml")
+    [[ ${r:-0} -gt $catalog_ranks ]] && catalog_ranks=$r
+  done
   gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
   backends=(gloo)
   [[ $gpus -ge $catalog_ranks ]] && backends+=(nccl)
-  rc=0 detail=""
+  rc=0 detail="" judged=0 clean_runs=0 tests="[]"
+  [[ ${#catalog_files[@]} -gt 0 ]] || { rc=3; detail="no injection scenario under $catalog; "; }
+  # One selftest per sub-folder of the catalog, side by side (16 cores; the GPU shared): a folder
+  # holds a hang injection that takes its hang timeout, so in a row they would not fit a lent
+  # machine's call. The clean scenarios run once, with the first folder.
+  mapfile -t parts < <(find "$catalog" -mindepth 1 -maxdepth 1 -type d | sort)
+  [[ ${#parts[@]} -gt 0 ]] || parts=("$catalog")
   for backend in "${backends[@]}"; do
-    brc=0
-    bounded "selftest-$backend.log" "$bin/lockstep" selftest --launcher local --backend "$backend" --device cuda \
-      --repeats 1 --out "$out/selftest-$backend" || brc=$?
-    detail="$detail$backend: exit $brc, $(tail -n 1 "$out/selftest-$backend.log"); "
-    [[ $brc -eq 0 ]] || rc=$brc
+    pids=() i=0
+    for part in "${parts[@]}"; do
+      repeats=0; [[ $i -eq 0 ]] && repeats=1
+      name=$(basename "$part")
+      rm -rf "$out/selftest-$backend-$name"
+      bounded "selftest-$backend-$name.log" "$bin/lockstep" selftest "$part" --clean "$root/scenarios/clean" \
+        --launcher local --backend "$backend" --device cuda --repeats "$repeats" --out "$out/selftest-$backend-$name" &
+      pids+=($!); i=$((i + 1))
+    done
+    i=0
+    for part in "${parts[@]}"; do
+      brc=0; wait "${pids[$i]}" || brc=$?
+      name=$(basename "$part")
+      detail="$detail$backend/$name: exit $brc; "
+      [[ $brc -eq 0 ]] || rc=$brc
+      i=$((i + 1))
+    done
   done
-  [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs, this machine has $gpus"
-  if [[ $rc -eq 0 ]]; then record selftest passed "$detail"
-  else record selftest failed "$detail see out/gpu/selftest-*.log"; fi
+  verdict=$("$python" - "$out" "${#catalog_files[@]}" "${backends[@]}" <<'PY'
+import json, sys
+from pathlib import Path
+out, expected, backends = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+problems, figures, tests = [], {}, []
+for backend in backends:
+    inject = clean = fp = 0
+    for report in sorted(out.glob(f"selftest-{backend}-*/report.json")):
+        for s in json.loads(report.read_text()).get("scenarios", []):
+            sid = str(s.get("id", ""))
+            if "#" in sid:
+                clean += 1
+                if s.get("outcome") != "pass":
+                    fp += 1
+            else:
+                inject += 1
+                tests.append(f"{backend}:{sid}")
+    figures[f"{backend}_injections_judged"] = inject
+    figures[f"{backend}_clean_runs"] = clean
+    figures[f"{backend}_false_positives"] = fp
+    if inject != expected:
+        problems.append(f"{backend}: {inject} of the catalog's {expected} injections judged")
+    if clean == 0:
+        problems.append(f"{backend}: no clean run")
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read out/gpu/selftest-*/report.json"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs (one per rank), this machine has $gpus; "
+  if [[ $rc -eq 0 && -z $problems ]]; then record selftest passed "$detail" "$figures" "$(verdict_field "$verdict" tests)"
+  else record selftest failed "$detail${problems:+$problems; }see out/gpu/selftest-*.log and their detection.md" "$figures" "$(verdict_field "$verdict" tests)"; fi
 fi
 
 if want probe; then
@@ -432,7 +563,7 @@ if want probe; then
       echo "ci/gpu-checks.sh: probe: this python's mpi4py is missing or not Open MPI's: the MPI examples are left out"
       mpi_examples=(-E '^ExampleCatalogExec\.(CleanMpiDdp|SplitInForwardMpi)$')
     fi
-    run_ctest probe ctest-probe.log -L probe "${mpi_examples[@]}"
+    run_ctest probe ctest-probe.log "$probe_gpu_tests" -L probe -j "$ctest_jobs" "${mpi_examples[@]}"
   fi
 fi
 
@@ -445,9 +576,9 @@ if want cupti; then
   if [[ ! -f $cupti_lib ]]; then record cupti failed "liblockstep_cupti.so was not built (CUPTI not found? see out/gpu/configure.log)"
   elif needs cupti lockstep cupti_discovery_gpu_test; then
     rc=0
-    bounded ctest-cupti.log ctest --test-dir "$build_dir" --output-on-failure -R '^CuptiDiscoveryGpuTest\.' || rc=$?
-    cupti_detail="gpu test: $(ctest_summary "$out/ctest-cupti.log")"
-    grep -q '\*\*\*Skipped' "$out/ctest-cupti.log" && { rc=1; cupti_detail="$cupti_detail, skipped on a GPU machine"; }
+    ctest_selection ctest-cupti.log "$cupti_gpu_tests" -R '^CuptiDiscoveryGpuTest\.'
+    cupti_detail="gpu test: $(verdict_field "$ctest_verdict" detail)"
+    [[ $(verdict_field "$ctest_verdict" outcome) == passed ]] || rc=1
     rm -rf "$out/cupti"
     for prog in examples/clean_ddp_adamw.py examples/clean_manual_allreduce.py probe/tests/programs/cuda_weight_edit.py; do
       name=$(basename "$prog" .py)
