@@ -199,6 +199,11 @@ if [[ -n $deps ]]; then
   # mpirun is an alternatives link that only the package's install script makes.
   [[ -e $droot/usr/bin/mpirun ]] || ln -s mpirun.openmpi "$droot/usr/bin/mpirun"
   prefix_path+=("$droot/usr")
+  # Chart.js (libjs-chart.js), which reports/CMakeLists.txt inlines: the configure looks for it in
+  # /usr/share/javascript, which the GPU machine lacks (the first GPU run stopped there).
+  for c in chart.umd.js chart.umd.min.js chart.min.js Chart.min.js; do
+    if [[ -f $droot/usr/share/javascript/chart.js/$c ]]; then cmake_args+=(-DLOCKSTEP_CHARTJS_PATH="$droot/usr/share/javascript/chart.js/$c"); break; fi
+  done
   mpi_inc=$arch_lib/openmpi/include
   cmake_args+=(-DMPI_SKIP_COMPILER_WRAPPER=ON -DMPI_C_HEADER_DIR="$mpi_inc" -DMPI_C_LIB_NAMES=mpi
                -DMPI_mpi_LIBRARY="$arch_lib/openmpi/lib/libmpi.so"
