@@ -10,9 +10,13 @@
 #   --build-dir    default build-gpu
 #   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
 #   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,
-#                  nccl_plugin
-#   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it);
-#                  --targets builds only those (comma-separated) instead of everything
+#                  nccl_plugin,cost
+#   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it)
+#   --targets LIST build only those (comma-separated) instead of everything; `--targets checks`:
+#                  the programs and libraries the checks use, and nothing else (a lent machine)
+#   --no-build     run the checks on the build of an earlier call as it is (no configure, no build)
+#   --out DIR      logs and results.jsonl (default out/gpu); outside the working tree on a machine
+#                  that lays the tree anew on each call, so that results accumulate across calls
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
 #   --check-timeout SECONDS  wall-clock limit of each check (default 420); one that runs over
 #                  fails with that reason and the next check runs
@@ -37,6 +41,12 @@
 #                     --recorders nccl and none: no finding, nccl.comm_init at start-up only, NCCL's
 #                     all-reduces in the trace as the probe saw them, each ended; figures: the
 #                     timed all-reduce loop with the plugin against without it
+#   cost              what the checks cost per step on the GPU, as ratios: the default transformer
+#                     on CUDA with the default checks against none, paired step by step in one
+#                     process (lockstep-bench BM_CudaStepOverhead), and a CUDA DDP program
+#                     (ci/gpu-ddp-step.py, NCCL, one rank per GPU) under `lockstep exec` against the
+#                     same program bare under torchrun, alternating; docs/PERFORMANCE.md's GPU
+#                     paragraph is filled from these figures
 # Every check runs even when one before it failed, each with its own time limit, and says why it
 # failed in one line; a build error fails only the checks whose programs did not build. Results
 # accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
@@ -48,8 +58,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
 deps=""
 torch_dir=""
-only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,nccl_plugin"
+only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,nccl_plugin,cost"
 build_only=0
+no_build=0
+out=""
 targets=""
 write_doc=1
 check_timeout=420
@@ -60,15 +72,17 @@ while [[ $# -gt 0 ]]; do
     --torch-dir) torch_dir=${2:?--torch-dir needs a folder}; shift 2 ;;
     --only) only=${2:?--only needs a list}; shift 2 ;;
     --build-only) build_only=1; shift ;;
+    --no-build) no_build=1; shift ;;
+    --out) out=${2:?--out needs a folder}; shift 2 ;;
     --targets) targets=${2:?--targets needs a list}; shift 2 ;;
     --no-doc) write_doc=0; shift ;;
     --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
       [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin)
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin cost)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
@@ -78,7 +92,7 @@ if [[ -n $deps && ! -d $deps ]]; then
   echo "ci/gpu-checks.sh: --deps $deps: no such folder (make it with ci/gpu-deps.sh)" >&2; exit 2
 fi
 build_dir=$(realpath -m "$build_dir")
-out=$root/out/gpu
+out=$(realpath -m "${out:-$root/out/gpu}")
 mkdir -p "$out"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
@@ -224,6 +238,14 @@ if [[ -n $cudnn_wheel && -f $cudnn_wheel/include/cudnn.h ]]; then
   [[ -n $cudnn_lib ]] && cmake_args+=(-DCUDNN_INCLUDE_PATH="$cudnn_wheel/include" -DCUDNN_LIBRARY_PATH="$cudnn_lib")
 fi
 
+if [[ $no_build -eq 1 ]]; then
+  # A rerun on a warm machine: the build of the call before, as it is (the working tree is laid
+  # anew on each call, and new file times would make the build recompile everything).
+  [[ -f $build_dir/CMakeCache.txt && -f $out/configure.log ]] ||
+    fail "--no-build: no earlier build in $build_dir with its configure.log in $out"
+  build_failed=0
+  echo "ci/gpu-checks.sh: --no-build: the programs of $build_dir as they are"
+else
 generator=()
 if command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]]; then generator=(-G Ninja); fi
 echo "ci/gpu-checks.sh: configuring $build_dir (torch $torch_version, CUDA $torch_cuda)"
@@ -247,6 +269,13 @@ grep -E "^-- lockstep: " "$out/configure.log" || true
 if [[ $build_only -eq 0 ]] && grep -q "CUDA none" "$out/configure.log"; then
   fail "CMake found no CUDA toolkit (see $out/configure.log)"
 fi
+# What the checks run: their test programs (ctest lists and runs only what was built), lockstep and
+# its rank and tensor programs, the probe and the native recorders `lockstep exec` loads.
+check_targets=lockstep,lockstep-rank,lockstep-tensors,comm_test,cuda_digest_test,cuda_tensor_digest_test
+check_targets+=,digest_kernel_test,lockstep-bench,models_test,comm_nccl_test,lockstep_probe,probe_catalog_test
+check_targets+=,example_catalog_exec_test,lockstep_process_log,lockstep_pmpi,lockstep_cupti,cupti_discovery_gpu_test
+check_targets+=,lockstep_nccl_profiler
+[[ $targets == checks ]] && targets=$check_targets
 echo "ci/gpu-checks.sh: building${targets:+ $targets}"
 target_args=()
 if [[ -n $targets ]]; then IFS=, read -r -a t <<<"$targets"; target_args=(--target "${t[@]}"); fi
@@ -282,6 +311,7 @@ if [[ $build_failed -eq 1 ]] && grep -q "gloo_communicator.cc" "$out/build.log" 
       >"$out/build.log" 2>&1; } || build_failed=1
   [[ $build_failed -eq 0 ]] || grep -E "error:|FAILED:" "$out/build.log" | head -n 30 >&2 || true
 fi
+fi  # --no-build
 if [[ $build_only -eq 1 ]]; then
   [[ $build_failed -eq 0 ]] || fail "build failed (see $out/build.log)"
   echo "ci/gpu-checks.sh: configured and built $build_dir (--build-only)"
@@ -496,7 +526,7 @@ if want selftest && needs selftest lockstep lockstep-rank; then
   gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
   backends=(gloo)
   [[ $gpus -ge $catalog_ranks ]] && backends+=(nccl)
-  rc=0 detail="" judged=0 clean_runs=0 tests="[]"
+  rc=0 detail=""
   [[ ${#catalog_files[@]} -gt 0 ]] || { rc=3; detail="no injection scenario under $catalog; "; }
   # One selftest per sub-folder of the catalog, side by side (16 cores; the GPU shared): a folder
   # holds a hang injection that takes its hang timeout, so in a row they would not fit a lent
@@ -723,6 +753,90 @@ PY
   fi
 fi
 
+# The per-step cost of the checks on the GPU, as ratios measured in this one call (the machine's
+# speed cancels): lockstep's own checks on the default transformer, and the probe on a DDP step.
+if want cost && needs cost lockstep lockstep-bench; then
+  rm -rf "$out/cost"
+  mkdir -p "$out/cost"
+  rc=0
+  bounded cost-bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_CudaStepOverhead/' \
+    --benchmark_out="$out/cost/step_overhead.json" --benchmark_out_format=json || rc=$?
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
+  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating.
+  for repeat in 1 2; do
+    bounded "cost-bare-$repeat.log" "$python" -m torch.distributed.run --standalone --nproc-per-node "$cost_ranks" \
+      "$root/ci/gpu-ddp-step.py" || true
+    bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" --launcher local --recorders none \
+      --name "ddp_step$repeat" --out "$out/cost/exec$repeat" -- "$python" "$root/ci/gpu-ddp-step.py" || true
+  done
+  verdict=$("$python" - "$out" "$rc" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+out, bench_rc = Path(sys.argv[1]), int(sys.argv[2])
+problems, figures, tests = [], {}, []
+try:
+    doc = json.loads((out / "cost/step_overhead.json").read_text())
+    rows = [b for b in doc["benchmarks"] if b["name"].startswith("BM_CudaStepOverhead/default_transformer")]
+    if not rows or rows[0].get("error_occurred"):
+        problems.append("BM_CudaStepOverhead: " + (rows[0].get("error_message", "error") if rows else "did not run"))
+    else:
+        b = rows[0]
+        tests.append(b["name"])
+        figures["transformer_step_ms_none"] = round(b["step_ms"], 3)
+        figures["transformer_step_ms_checks"] = round(b["checks_ms"], 3)
+        figures["transformer_x_checks"] = round(1 + b["overhead_pct"] / 100, 3)
+        figures["transformer_overhead_pct"] = round(b["overhead_pct"], 1)
+        figures["transformer_direct_pct"] = round(b["direct_pct"], 1)
+        figures["transformer_tensors"] = int(b["tensors"])
+except (OSError, ValueError, KeyError) as e:
+    problems.append(f"lockstep-bench (exit {bench_rc}) left no figures: {e}")
+
+def step_s(log):
+    for line in log.read_text(errors="replace").splitlines():
+        i = line.find("ddp-step ")
+        if i >= 0:
+            return json.loads(line[i + len("ddp-step "):])
+    return None
+
+pairs = []
+for repeat in (1, 2):
+    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
+    exec_dir = out / "cost" / f"exec{repeat}"
+    logs = sorted(exec_dir.glob("*/logs/rank-0.log"))
+    under = step_s(logs[0]) if logs else None
+    report = exec_dir / "report.json"
+    if report.exists():
+        for sc in json.loads(report.read_text()).get("scenarios", []):
+            tests.append(f"exec:{sc.get('id')}")
+            if sc.get("outcome") != "pass":
+                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: "
+                                + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
+    else:
+        problems.append(f"exec{repeat}: no report.json (see out/gpu/cost-exec-{repeat}.log)")
+    if bare is None:
+        problems.append(f"bare run {repeat} printed no ddp-step line (see out/gpu/cost-bare-{repeat}.log)")
+    if under is None:
+        problems.append(f"exec run {repeat} printed no ddp-step line")
+    if bare and under:
+        pairs.append((bare, under))
+if pairs:
+    figures["ddp_step_ms_bare"] = round(statistics.median(b["step_s"] for b, _ in pairs) * 1e3, 3)
+    figures["ddp_step_ms_probe"] = round(statistics.median(u["step_s"] for _, u in pairs) * 1e3, 3)
+    figures["ddp_x_probe"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in pairs), 3)
+    figures["ddp_ranks"] = pairs[0][0]["world_size"]
+    figures["ddp_parameters"] = pairs[0][0]["parameters"]
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read the cost runs in out/gpu/cost"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  if [[ -z $problems ]]; then
+    record cost passed "measured: the default checks on the CUDA transformer and the probe on a CUDA DDP step ($cost_ranks rank(s)), as ratios" "$figures" "$(verdict_field "$verdict" tests)"
+  else
+    record cost failed "$problems; see out/gpu/cost-*.log and out/gpu/cost" "$figures" "$(verdict_field "$verdict" tests)"
+  fi
+fi
+
 nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
 if [[ $write_doc -eq 1 ]]; then
@@ -733,13 +847,15 @@ root, results, started, gpu, driver, torch_v, cuda_v, nccl_v, host = sys.argv[1:
 rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip()]
 machine = {"gpu": gpu, "driver": driver, "torch": torch_v, "cuda": cuda_v, "nccl": nccl_v, "host": host}
 summary = {"schema": "lockstep.gpu-results/1", "date": started, "machine": machine,
-           "checks": {r["check"]: {k: r[k] for k in ("outcome", "detail", "figures")} for r in rows}}
+           "checks": {r["check"]: {"outcome": r["outcome"], "detail": r["detail"], "figures": r["figures"],
+                                   "ran": r.get("tests", [])} for r in rows}}
 (Path(root) / "docs/gpu-results.json").write_text(json.dumps(summary, indent=2) + "\n")
 lines = [f"Run on {started} on {gpu}; driver {driver}; torch {torch_v} (CUDA {cuda_v}); NCCL {nccl_v}.", "",
-         "| check | outcome | detail | figures |", "|---|---|---|---|"]
+         "| check | outcome | ran | detail | figures |", "|---|---|---|---|---|"]
 for r in rows:
     figs = ", ".join(f"{k} {v}" for k, v in r["figures"].items())
-    lines.append(f"| {r['check']} | {r['outcome']} | {r['detail'].replace('|', '/')} | {figs} |")
+    ran = len(r.get("tests", []))
+    lines.append(f"| {r['check']} | {r['outcome']} | {ran} | {r['detail'].replace('|', '/')} | {figs} |")
 block = ("<!-- gpu-checks results: written by ci/gpu-checks.sh, do not edit by hand -->\n" + "\n".join(lines)
          + "\n<!-- end gpu-checks results -->")
 doc = Path(root) / "docs/GPU.md"
@@ -747,6 +863,28 @@ text = doc.read_text() if doc.exists() else "# GPU checks\n"
 pattern = re.compile(r"<!-- gpu-checks results.*?<!-- end gpu-checks results -->", re.S)
 text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block + "\n"
 doc.write_text(text)
+
+# docs/PERFORMANCE.md's GPU paragraph, from the cost check's figures (left as it is without them).
+cost = next((r for r in rows if r["check"] == "cost"), None)
+f = cost["figures"] if cost else {}
+perf = Path(root) / "docs/PERFORMANCE.md"
+if perf.exists() and "transformer_x_checks" in f:
+    ddp = (f"A CUDA DDP step ({f['ddp_parameters'] / 1e6:.1f}M-parameter MLP, AdamW, NCCL, {f['ddp_ranks']} rank(s)) "
+           f"took {f['ddp_step_ms_bare']} ms bare under torchrun and {f['ddp_step_ms_probe']} ms under "
+           f"`lockstep exec` (the probe): **x{f['ddp_x_probe']}**."
+           if "ddp_x_probe" in f else "The CUDA DDP program gave no figure (see docs/gpu-results.json).")
+    para = (f"Measured on {started} on {gpu} (torch {torch_v}, CUDA {cuda_v}), one call of `ci/gpu-checks.sh`, "
+            f"check `cost`, both sides in the same call. The default transformer on CUDA "
+            f"({f['transformer_tensors']} tensors, 1 rank, `BM_CudaStepOverhead`, paired step by step): "
+            f"{f['transformer_step_ms_none']} ms a step without checks, {f['transformer_step_ms_checks']} ms "
+            f"with the default checks: **x{f['transformer_x_checks']}** (overhead {f['transformer_overhead_pct']}%, "
+            f"the check sections timed directly {f['transformer_direct_pct']}%). " + ddp)
+    block = ("<!-- gpu-cost: written by ci/gpu-checks.sh (check cost), do not edit by hand -->\n" + para
+             + "\n<!-- end gpu-cost -->")
+    ptext = perf.read_text()
+    pat = re.compile(r"<!-- gpu-cost.*?<!-- end gpu-cost -->", re.S)
+    if pat.search(ptext):
+        perf.write_text(pat.sub(lambda _: block, ptext))
 PY
   echo "ci/gpu-checks.sh: results written to docs/GPU.md and docs/gpu-results.json"
 fi
