@@ -17,6 +17,8 @@
 #   --no-build     run the checks on the build of an earlier call as it is (no configure, no build)
 #   --out DIR      logs and results.jsonl (default out/gpu); outside the working tree on a machine
 #                  that lays the tree anew on each call, so that results accumulate across calls
+#   --deadline S   the whole call's budget in seconds, from its start: each check's limit is also
+#                  what is left of it, and a check that cannot start fails with that reason
 #   --no-doc       do not rewrite docs/GPU.md and docs/gpu-results.json
 #   --check-timeout SECONDS  wall-clock limit of each check (default 420); one that runs over
 #                  fails with that reason and the next check runs
@@ -61,6 +63,7 @@ torch_dir=""
 only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,nccl_plugin,cost"
 build_only=0
 no_build=0
+deadline=""
 out=""
 targets=""
 write_doc=1
@@ -73,12 +76,14 @@ while [[ $# -gt 0 ]]; do
     --only) only=${2:?--only needs a list}; shift 2 ;;
     --build-only) build_only=1; shift ;;
     --no-build) no_build=1; shift ;;
+    --deadline) deadline=${2:?--deadline needs seconds}; shift 2
+      [[ $deadline =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --deadline: expected whole seconds, got '$deadline'" >&2; exit 2; } ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --targets) targets=${2:?--targets needs a list}; shift 2 ;;
     --no-doc) write_doc=0; shift ;;
     --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
       [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
-    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -95,6 +100,8 @@ build_dir=$(realpath -m "$build_dir")
 out=$(realpath -m "${out:-$root/out/gpu}")
 mkdir -p "$out"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
+deadline_at=""
+[[ -n $deadline ]] && deadline_at=$(( $(date +%s) + deadline ))
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1
 
@@ -362,10 +369,20 @@ needs() {
 }
 # bounded LOG COMMAND...: runs COMMAND with the check time limit, output to out/gpu/LOG; its exit
 # status, 124 when it ran out of time (said on stderr at once).
+# With --deadline, the limit is also what is left of the whole call: a check that cannot start
+# in time fails at once ("ran past"), and the results and docs are still written at the end.
 bounded() {
-  local log=$1 rc=0; shift
-  timeout --kill-after=20 "$check_timeout" "$@" >"$out/$log" 2>&1 || rc=$?
-  [[ $rc -eq 124 || $rc -eq 137 ]] && echo "ci/gpu-checks.sh: $* ran past --check-timeout $check_timeout s" >&2
+  local log=$1 rc=0 limit=$check_timeout left; shift
+  if [[ -n $deadline_at ]]; then
+    left=$(( deadline_at - $(date +%s) ))
+    (( left < limit )) && limit=$left
+    if (( limit < 5 )); then
+      echo "ci/gpu-checks.sh: $*: not started, the --deadline has passed" | tee "$out/$log" >&2
+      return 124
+    fi
+  fi
+  timeout --kill-after=10 "$limit" "$@" >"$out/$log" 2>&1 || rc=$?
+  [[ $rc -eq 124 || $rc -eq 137 ]] && echo "ci/gpu-checks.sh: $* ran past its limit of $limit s" >&2
   return $rc
 }
 # judge_ctest LOG REQUIRED...: ci/gpu-judge-ctest.py's verdict (JSON) on out/gpu/LOG, with the
