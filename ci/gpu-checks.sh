@@ -585,7 +585,7 @@ for backend in backends:
                     fp += 1
             else:
                 inject += 1
-                tests.append(f"{backend}:{sid}")
+                tests.append(f"{backend}:{report.parent.name[len(f'selftest-{backend}-'):]}/{sid}")
     figures[f"{backend}_injections_judged"] = inject
     figures[f"{backend}_clean_runs"] = clean
     figures[f"{backend}_false_positives"] = fp
