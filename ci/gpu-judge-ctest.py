@@ -27,7 +27,7 @@ from pathlib import Path
 
 # `  3/14 Test  #5: Name ......   Passed    0.00 sec`, `Test #7: Name ...***Skipped   0.00 sec`,
 # `***Failed`, `***Timeout`, `***Not Run (Disabled)`, `***Exception: SegFault`.
-RESULT = re.compile(r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(\S+)\s*\.*\s*(Passed|\*\*\*[A-Za-z][^0-9]*?)\s+[0-9.]+\s+sec")
+RESULT = re.compile(r"^\s*\d+/\d+\s+Test\s+#\d+:\s+(\S+)\s*\.*\s*(Passed|\*\*\*\S.*?)\s+[0-9.]+\s+sec\s*$")
 SUMMARY = re.compile(r"(\d+)% tests passed(?:, (\d+) tests? failed)? out of (\d+)")
 LISTED = re.compile(r"^\s*Test\s+#\d+:\s+(\S+)\s*$")
 GTEST_SKIP = re.compile(r"\[\s+SKIPPED\s+\]\s+(\S+)")
