@@ -500,7 +500,7 @@ TEST(GpuJudgeCtestTest, OnlyCpuTestsRanIsAFailure) {
 }
 
 TEST(GpuJudgeCtestTest, ZeroTestsIsAFailure) {
-  for (const std::string log : {std::string("Test project /b\nNo tests were found!!!\n"),
+  for (const std::string& log : {std::string("Test project /b\nNo tests were found!!!\n"),
                                 std::string("Test project /b\n\n100% tests passed, 0 tests failed out of 0\n")}) {
     const testing::ProgramResult r = JudgeCtest(log, "");
     EXPECT_EQ(r.exit_code, 1) << log << r.out << r.err;
@@ -549,7 +549,7 @@ TEST(GpuJudgeCtestTest, EveryRequiredTestPassedIsAPassInEitherSummaryForm) {
       "2/2 Test #303: " + std::string(kCudaAttention) + " ...   Passed    2.31 sec\n\n";
   const std::string listed = "  Test #302: AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu\n"
                              "  Test #303: " + std::string(kCudaAttention) + "\n";
-  for (const std::string summary : {std::string("100% tests passed out of 2\n"),
+  for (const std::string& summary : {std::string("100% tests passed out of 2\n"),
                                     std::string("100% tests passed, 0 tests failed out of 2\n")}) {
     const testing::ProgramResult r = JudgeCtest(results + summary, kCudaAttention, &listed);
     EXPECT_EQ(r.exit_code, 0) << summary << r.out << r.err;
