@@ -528,6 +528,90 @@ PY
   else record suite failed "exit $rc: $staging; ${problems:+$problems; }$detail; see out/gpu/suite.log and ctest-staging.log" "$figures" "$(verdict_field "$verdict" tests)"; fi
 fi
 
+# The per-step cost of the checks on the GPU, as ratios measured in this one call (the machine's
+# speed cancels): lockstep's own checks on the default transformer, and the probe on a DDP step.
+if want cost && needs cost lockstep lockstep-bench; then
+  rm -rf "$out/cost"
+  mkdir -p "$out/cost"
+  rc=0
+  bounded cost-bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_CudaStepOverhead/' \
+    --benchmark_out="$out/cost/step_overhead.json" --benchmark_out_format=json || rc=$?
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
+  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating.
+  for repeat in 1 2; do
+    bounded "cost-bare-$repeat.log" "$python" -m torch.distributed.run --standalone --nproc-per-node "$cost_ranks" \
+      "$root/ci/gpu-ddp-step.py" || true
+    bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" --launcher local --recorders none \
+      --name "ddp_step$repeat" --out "$out/cost/exec$repeat" -- "$python" "$root/ci/gpu-ddp-step.py" || true
+  done
+  verdict=$("$python" - "$out" "$rc" <<'PY'
+import json, statistics, sys
+from pathlib import Path
+out, bench_rc = Path(sys.argv[1]), int(sys.argv[2])
+problems, figures, tests = [], {}, []
+try:
+    doc = json.loads((out / "cost/step_overhead.json").read_text())
+    rows = [b for b in doc["benchmarks"] if b["name"].startswith("BM_CudaStepOverhead/default_transformer")]
+    if not rows or rows[0].get("error_occurred"):
+        problems.append("BM_CudaStepOverhead: " + (rows[0].get("error_message", "error") if rows else "did not run"))
+    else:
+        b = rows[0]
+        tests.append(b["name"])
+        figures["transformer_step_ms_none"] = round(b["step_ms"], 3)
+        figures["transformer_step_ms_checks"] = round(b["checks_ms"], 3)
+        figures["transformer_x_checks"] = round(1 + b["overhead_pct"] / 100, 3)
+        figures["transformer_overhead_pct"] = round(b["overhead_pct"], 1)
+        figures["transformer_direct_pct"] = round(b["direct_pct"], 1)
+        figures["transformer_tensors"] = int(b["tensors"])
+except (OSError, ValueError, KeyError) as e:
+    problems.append(f"lockstep-bench (exit {bench_rc}) left no figures: {e}")
+
+def step_s(log):
+    for line in log.read_text(errors="replace").splitlines():
+        i = line.find("ddp-step ")
+        if i >= 0:
+            return json.loads(line[i + len("ddp-step "):])
+    return None
+
+pairs = []
+for repeat in (1, 2):
+    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
+    exec_dir = out / "cost" / f"exec{repeat}"
+    logs = sorted(exec_dir.glob("*/logs/rank-0.log"))
+    under = step_s(logs[0]) if logs else None
+    report = exec_dir / "report.json"
+    if report.exists():
+        for sc in json.loads(report.read_text()).get("scenarios", []):
+            tests.append(f"exec:{sc.get('id')}")
+            if sc.get("outcome") != "pass":
+                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: "
+                                + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
+    else:
+        problems.append(f"exec{repeat}: no report.json (see out/gpu/cost-exec-{repeat}.log)")
+    if bare is None:
+        problems.append(f"bare run {repeat} printed no ddp-step line (see out/gpu/cost-bare-{repeat}.log)")
+    if under is None:
+        problems.append(f"exec run {repeat} printed no ddp-step line")
+    if bare and under:
+        pairs.append((bare, under))
+if pairs:
+    figures["ddp_step_ms_bare"] = round(statistics.median(b["step_s"] for b, _ in pairs) * 1e3, 3)
+    figures["ddp_step_ms_probe"] = round(statistics.median(u["step_s"] for _, u in pairs) * 1e3, 3)
+    figures["ddp_x_probe"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in pairs), 3)
+    figures["ddp_ranks"] = pairs[0][0]["world_size"]
+    figures["ddp_parameters"] = pairs[0][0]["parameters"]
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read the cost runs in out/gpu/cost"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  if [[ -z $problems ]]; then
+    record cost passed "measured: the default checks on the CUDA transformer and the probe on a CUDA DDP step ($cost_ranks rank(s)), as ratios" "$figures" "$(verdict_field "$verdict" tests)"
+  else
+    record cost failed "$problems; see out/gpu/cost-*.log and out/gpu/cost" "$figures" "$(verdict_field "$verdict" tests)"
+  fi
+fi
+
 if want selftest && needs selftest lockstep lockstep-rank; then
   # The catalog as `lockstep selftest` reads it: scenarios/inject and its sub-folders, every *.yaml
   # but the defaults files. nccl takes one GPU per rank: the catalog's largest world decides
@@ -767,90 +851,6 @@ PY
     read_verdict "$verdict"
     if [[ -z $problems ]]; then record nccl_plugin passed "$plugin_ranks rank(s): NCCL's all-reduces match the probe's, comm_init at start-up" "$figures"
     else record nccl_plugin failed "$problems; see out/gpu/nccl-plugin-*.log and out/gpu/nccl_plugin" "$figures"; fi
-  fi
-fi
-
-# The per-step cost of the checks on the GPU, as ratios measured in this one call (the machine's
-# speed cancels): lockstep's own checks on the default transformer, and the probe on a DDP step.
-if want cost && needs cost lockstep lockstep-bench; then
-  rm -rf "$out/cost"
-  mkdir -p "$out/cost"
-  rc=0
-  bounded cost-bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_CudaStepOverhead/' \
-    --benchmark_out="$out/cost/step_overhead.json" --benchmark_out_format=json || rc=$?
-  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
-  cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
-  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating.
-  for repeat in 1 2; do
-    bounded "cost-bare-$repeat.log" "$python" -m torch.distributed.run --standalone --nproc-per-node "$cost_ranks" \
-      "$root/ci/gpu-ddp-step.py" || true
-    bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" --launcher local --recorders none \
-      --name "ddp_step$repeat" --out "$out/cost/exec$repeat" -- "$python" "$root/ci/gpu-ddp-step.py" || true
-  done
-  verdict=$("$python" - "$out" "$rc" <<'PY'
-import json, statistics, sys
-from pathlib import Path
-out, bench_rc = Path(sys.argv[1]), int(sys.argv[2])
-problems, figures, tests = [], {}, []
-try:
-    doc = json.loads((out / "cost/step_overhead.json").read_text())
-    rows = [b for b in doc["benchmarks"] if b["name"].startswith("BM_CudaStepOverhead/default_transformer")]
-    if not rows or rows[0].get("error_occurred"):
-        problems.append("BM_CudaStepOverhead: " + (rows[0].get("error_message", "error") if rows else "did not run"))
-    else:
-        b = rows[0]
-        tests.append(b["name"])
-        figures["transformer_step_ms_none"] = round(b["step_ms"], 3)
-        figures["transformer_step_ms_checks"] = round(b["checks_ms"], 3)
-        figures["transformer_x_checks"] = round(1 + b["overhead_pct"] / 100, 3)
-        figures["transformer_overhead_pct"] = round(b["overhead_pct"], 1)
-        figures["transformer_direct_pct"] = round(b["direct_pct"], 1)
-        figures["transformer_tensors"] = int(b["tensors"])
-except (OSError, ValueError, KeyError) as e:
-    problems.append(f"lockstep-bench (exit {bench_rc}) left no figures: {e}")
-
-def step_s(log):
-    for line in log.read_text(errors="replace").splitlines():
-        i = line.find("ddp-step ")
-        if i >= 0:
-            return json.loads(line[i + len("ddp-step "):])
-    return None
-
-pairs = []
-for repeat in (1, 2):
-    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
-    exec_dir = out / "cost" / f"exec{repeat}"
-    logs = sorted(exec_dir.glob("*/logs/rank-0.log"))
-    under = step_s(logs[0]) if logs else None
-    report = exec_dir / "report.json"
-    if report.exists():
-        for sc in json.loads(report.read_text()).get("scenarios", []):
-            tests.append(f"exec:{sc.get('id')}")
-            if sc.get("outcome") != "pass":
-                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: "
-                                + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
-    else:
-        problems.append(f"exec{repeat}: no report.json (see out/gpu/cost-exec-{repeat}.log)")
-    if bare is None:
-        problems.append(f"bare run {repeat} printed no ddp-step line (see out/gpu/cost-bare-{repeat}.log)")
-    if under is None:
-        problems.append(f"exec run {repeat} printed no ddp-step line")
-    if bare and under:
-        pairs.append((bare, under))
-if pairs:
-    figures["ddp_step_ms_bare"] = round(statistics.median(b["step_s"] for b, _ in pairs) * 1e3, 3)
-    figures["ddp_step_ms_probe"] = round(statistics.median(u["step_s"] for _, u in pairs) * 1e3, 3)
-    figures["ddp_x_probe"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in pairs), 3)
-    figures["ddp_ranks"] = pairs[0][0]["world_size"]
-    figures["ddp_parameters"] = pairs[0][0]["parameters"]
-print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
-PY
-) || verdict='{"problems": ["could not read the cost runs in out/gpu/cost"], "figures": {}, "tests": []}'
-  read_verdict "$verdict"
-  if [[ -z $problems ]]; then
-    record cost passed "measured: the default checks on the CUDA transformer and the probe on a CUDA DDP step ($cost_ranks rank(s)), as ratios" "$figures" "$(verdict_field "$verdict" tests)"
-  else
-    record cost failed "$problems; see out/gpu/cost-*.log and out/gpu/cost" "$figures" "$(verdict_field "$verdict" tests)"
   fi
 fi
 
