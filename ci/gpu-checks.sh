@@ -230,7 +230,7 @@ if [[ -n $deps ]]; then
                -DMPI_mpi_LIBRARY="$arch_lib/openmpi/lib/libmpi.so"
                -DMPIEXEC_EXECUTABLE="$droot/usr/bin/orterun"
                -DCMAKE_LIBRARY_PATH="$arch_lib" -DCMAKE_INCLUDE_PATH="$droot/usr/include")
-else
+elif [[ $no_build -eq 0 ]]; then
   "$root/ci/install-deps.sh"
 fi
 if [[ ${#prefix_path[@]} -gt 0 ]]; then
