@@ -585,7 +585,7 @@ for repeat in (1, 2):
         for sc in json.loads(report.read_text()).get("scenarios", []):
             tests.append(f"exec:{sc.get('id')}")
             if sc.get("outcome") != "pass":
-                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: "
+                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: " + (sc.get("reason") or "")[:160] + " "
                                 + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
     else:
         problems.append(f"exec{repeat}: no report.json (see out/gpu/cost-exec-{repeat}.log)")
@@ -669,7 +669,7 @@ for backend in backends:
                     fp += 1
             else:
                 inject += 1
-                tests.append(f"{backend}:{report.parent.name[len(f'selftest-{backend}-'):]}/{sid}")
+                tests.append(f"{backend}:{sid}")
     figures[f"{backend}_injections_judged"] = inject
     figures[f"{backend}_clean_runs"] = clean
     figures[f"{backend}_false_positives"] = fp
