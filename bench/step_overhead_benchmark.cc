@@ -11,6 +11,9 @@
 // timed directly, over plain: less noisy, misses only the RecordingCommunicator's share inside
 // the step), capture_us / write_us (digests and norms / the step record's write).
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
+//   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
+//                  on CUDA, the communicator staged through host memory as gloo's is; each step
+//                  ends with a device synchronization so that its kernels are inside its time)
 //   mpirun -np 2 lockstep-bench --benchmark_filter=MpiStepOverhead  (2 ranks, mpi communicator)
 //   mpirun -np 4 --oversubscribe lockstep-bench --benchmark_filter=MpiStepOverhead  (4 ranks; on
 //   fewer cores than ranks they share them)
@@ -18,6 +21,7 @@
 // includes waiting at the gather for the slowest rank's capture and write, so it follows the
 // ranks' skew; bench/in_band_compare_benchmark.cc times the comparison alone.
 #include <benchmark/benchmark.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -32,6 +36,7 @@
 
 #include "bench/median.h"
 #include "bench/mpi_bench.h"
+#include "harness/comm/host_staging_communicator.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
 #include "harness/rank/replica_exchange.h"
@@ -90,8 +95,11 @@ Result<Scenario> LoadScenario(Config config) {
 class SteppedRank {
  public:
   static Result<std::unique_ptr<SteppedRank>> Create(const Scenario& scenario, std::unique_ptr<Communicator> comm,
-                                                     Mode mode, const std::filesystem::path& trace) {
-    std::unique_ptr<SteppedRank> r(new SteppedRank(scenario, mode));
+                                                     Mode mode, const std::filesystem::path& trace,
+                                                     torch::Device device = torch::Device(torch::kCPU)) {
+    std::unique_ptr<SteppedRank> r(new SteppedRank(scenario, mode, device));
+    // On CUDA the collectives take host copies, as lockstep-rank wires gloo and mpi on --device cuda.
+    if (device.is_cuda()) comm = std::make_unique<HostStagingCommunicator>(std::move(comm));
     if (mode == Mode::kPlain) {
       r->plain_ = std::move(comm);
     } else {
@@ -107,7 +115,7 @@ class SteppedRank {
     groups.world = world;
     groups.slice = world;
     groups.slices = 1;
-    LOCKSTEP_ASSIGN_OR_RETURN(r->trainer_, Trainer::Create(r->scenario_, groups, torch::Device(torch::kCPU), nullptr));
+    LOCKSTEP_ASSIGN_OR_RETURN(r->trainer_, Trainer::Create(r->scenario_, groups, device, nullptr));
     LOCKSTEP_RETURN_IF_ERROR(r->trainer_->Initialize());
     if (mode != Mode::kPlain) LOCKSTEP_RETURN_IF_ERROR(r->Record(0, nullptr));
     return r;
@@ -117,7 +125,11 @@ class SteppedRank {
   Status Step() {
     ++step_;
     check_seconds_ = 0.0;
-    if (mode_ == Mode::kPlain) return trainer_->Step(step_).status();
+    if (mode_ == Mode::kPlain) {
+      Status st = trainer_->Step(step_).status();
+      Synchronize();
+      return st;
+    }
     auto t0 = Clock::now();
     recording_->set_step(step_);
     recorder_->set_step(step_);
@@ -125,6 +137,7 @@ class SteppedRank {
     check_seconds_ += Since(t0);
     LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step_));
     LOCKSTEP_RETURN_IF_ERROR(Record(step_, &stats));
+    Synchronize();
     return recorder_->status();
   }
 
@@ -136,7 +149,12 @@ class SteppedRank {
   size_t tensors() const { return tensors_; }
 
  private:
-  SteppedRank(const Scenario& scenario, Mode mode) : scenario_(scenario), mode_(mode) {}
+  SteppedRank(const Scenario& scenario, Mode mode, torch::Device device)
+      : scenario_(scenario), mode_(mode), device_(device) {}
+  // A step's time includes its kernels: CUDA queues them, so the step ends at a synchronization.
+  void Synchronize() const {
+    if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
+  }
   Communicator* world() { return plain_ ? plain_.get() : static_cast<Communicator*>(recording_.get()); }
 
   // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
@@ -158,7 +176,7 @@ class SteppedRank {
   Status CompareAcrossRanks(const StepRecord& record) {
     auto t0 = Clock::now();
     LOCKSTEP_ASSIGN_OR_RETURN(std::vector<Finding> findings,
-                              CompareStepInBand(*recording_, torch::Device(torch::kCPU), scenario_, record));
+                              CompareStepInBand(*recording_, device_, scenario_, record));
     compare_seconds_ = Since(t0);
     if (!findings.empty()) return InternalError("replicas differ in a clean benchmark run: " + findings[0].message);
     return Status::Ok();
@@ -166,6 +184,7 @@ class SteppedRank {
 
   Scenario scenario_;
   Mode mode_;
+  torch::Device device_;
   std::unique_ptr<Communicator> plain_;
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<StepRecorder> recorder_;
@@ -272,6 +291,34 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
   Report(state, s, (*checked)->tensors());
 }
 
+// 1 rank on CUDA device 0: the same pairing as BM_StepOverhead, the trainers on the GPU (the
+// GPU run's figure, ci/gpu-checks.sh check `cost`). Skips with an error where CUDA is missing.
+void BM_CudaStepOverhead(benchmark::State& state, Config config) {
+  if (!torch::cuda::is_available()) return state.SkipWithError("no CUDA device visible to LibTorch");
+  torch::set_num_threads(1);
+  Result<Scenario> scenario = LoadScenario(config);
+  if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
+  scenario->device = Device::kCuda;
+  const torch::Device cuda(torch::kCUDA, 0);
+  ScratchDir dir("cudastep");
+  ThreadWorld plain_world(1), checked_world(1);
+  auto plain = SteppedRank::Create(*scenario, plain_world.Join(0), Mode::kPlain, {}, cuda);
+  auto checked = SteppedRank::Create(*scenario, checked_world.Join(0), Mode::kChecks, dir / "rank-0.trace", cuda);
+  if (!plain.ok() || !checked.ok()) {
+    return state.SkipWithError((plain.ok() ? checked.status() : plain.status()).ToString().c_str());
+  }
+  Samples s;
+  for (auto _ : state) {
+    Status st = TimedStep(**plain, false, s.plain, nullptr);
+    if (st.ok()) st = TimedStep(**checked, false, s.checks, &s.checks_direct);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    s.capture.push_back((*checked)->capture_seconds());
+    s.write.push_back((*checked)->write_seconds());
+    state.SetIterationTime(s.plain.back() + s.checks.back());
+  }
+  Report(state, s, (*checked)->tensors());
+}
+
 // Under mpirun -np 2: three trainers over three duplicates of MPI_COMM_WORLD.
 void BM_MpiStepOverhead(benchmark::State& state, Config config) {
   MpiCommunicator* world = bench::WorldOrSkip(state);
@@ -312,6 +359,8 @@ void BM_MpiStepOverhead(benchmark::State& state, Config config) {
 // steps (a step of the large model takes ~70x the default one's here, 8x the batch ~4x).
 BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, Config::kDefault)
     ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CudaStepOverhead, default_transformer, Config::kDefault)
+    ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_model, Config::kLargeModel)
     ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_batch, Config::kLargeBatch)

@@ -5,7 +5,8 @@
 #   ci/gpu-deps.sh [DIR]            (default .debs/, git-ignored)
 # DIR gets the .deb files and packages.txt (name, version, why). Nothing is installed here.
 # The packages are what the build links or includes (yaml-cpp, GoogleTest, Google Benchmark,
-# nlohmann-json, xxHash, CLI11, gloo headers as a fallback, Open MPI: every program links libmpi)
+# nlohmann-json, xxHash, CLI11, gloo headers as a fallback, Open MPI: every program links libmpi;
+# Chart.js, which reports/CMakeLists.txt reads at configure time to inline it in the HTML report)
 # plus the shared libraries they load, except the C and C++ runtime (libc6, libstdc++6,
 # libgcc-s1): those of the GPU machine are newer and must never be shadowed. At unpack time
 # gpu-checks.sh puts a library of DIR on the search path only where the machine lacks that soname.
@@ -21,6 +22,7 @@ dir=$(cd "$dir" && pwd)
 dev_packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libxxhash-dev libcli11-dev libopenmpi-dev libgloo-dev
+  libjs-chart.js
 )
 # Run-time libraries and programs: taken with every package they depend on, recursively.
 runtime_roots=(libyaml-cpp0.7 libbenchmark1debian libxxhash0 libopenmpi3 openmpi-bin openmpi-common)

@@ -29,14 +29,17 @@ build_dir=${LOCKSTEP_OFFLINE_BUILD_DIR:-$root/build-offline}
 # What the GPU machine lacks: the build packages and the MPI stack. The C library, zlib, OpenSSL
 # and the like stay visible: every machine has them (the fetched copies are used there only where
 # a soname is missing).
-hide='^(lib(yaml-cpp|gtest|gmock|benchmark|xxhash|cli11|gloo|openmpi|hwloc|event|pmix|fabric|ucx|ibverbs|rdmacm|psm|nl-|munge|xnvctrl)|nlohmann-json|openmpi-|ibverbs-providers)'
+# Chart.js too: the configure reads it (reports/CMakeLists.txt) and the GPU machine has none.
+hide='^(lib(yaml-cpp|gtest|gmock|benchmark|xxhash|cli11|gloo|openmpi|hwloc|event|pmix|fabric|ucx|ibverbs|rdmacm|psm|nl-|munge|xnvctrl|js-chart)|nlohmann-json|openmpi-|ibverbs-providers)'
 work=$(mktemp -d /tmp/lockstep-offline.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/upper/usr" "$work/work"
 hidden=0
+hidden_packages=()
 while read -r pkg _; do
   [[ $pkg =~ $hide ]] || continue
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || continue
+  hidden_packages+=("$pkg")
   while read -r f; do
     [[ $f == /usr/* ]] || continue
     [[ -d $f && ! -L $f ]] && continue
@@ -46,7 +49,16 @@ while read -r pkg _; do
     hidden=$((hidden + 1))
   done < <(dpkg -L "$pkg")
 done <"$deps/packages.txt"
-echo "ci/gpu-offline-test.sh: hiding $hidden files of this machine's copies of the fetched packages"
+echo "ci/gpu-offline-test.sh: hiding $hidden files of this machine's copies of ${#hidden_packages[@]} fetched packages:"
+printf '  %s\n' "${hidden_packages[@]}"
+# Also whatever the configure reads from outside the toolchain that a package of the list did not
+# bring: Chart.js must be hidden even where the list lacks libjs-chart.js (an older gpu-deps.sh),
+# so that the configure fails here as it failed on the GPU machine.
+if [[ -d /usr/share/javascript/chart.js ]] && [[ ! -e $work/upper/usr/share/javascript/chart.js ]]; then
+  mkdir -p "$work/upper/usr/share/javascript"
+  mknod "$work/upper/usr/share/javascript/chart.js" c 0 0
+  echo "  /usr/share/javascript/chart.js (not in $deps/packages.txt)"
+fi
 
 targets=lockstep,scenario_loader_test,trace_test,comm_mpi_test,lockstep-bench,lockstep_pmpi,lockstep_nccl_profiler
 # CUPTI's recorder is a target only where the CUDA toolkit has CUPTI (the GPU machine has it).
@@ -56,6 +68,7 @@ unshare -m -n --propagation private bash -euo pipefail -c '
   ip link set lo up
   mount -t overlay overlay -o "lowerdir=/usr,upperdir=$work/upper/usr,workdir=$work/work" /usr
   for gone in /usr/include/yaml-cpp/yaml.h /usr/include/xxhash.h /usr/include/CLI/CLI.hpp \
+              /usr/share/javascript/chart.js/chart.min.js \
               /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h /usr/bin/orterun; do
     if [[ -e $gone ]]; then echo "still visible: $gone" >&2; exit 3; fi
   done

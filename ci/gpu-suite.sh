@@ -36,10 +36,13 @@ mkdir -p "$out"
 # The scenario files a world of $1 ranks suits: `slices` (top-level key, default 1) divides it.
 # The files of scenarios/ are flat YAML; a defaults file that set slices would be read too.
 files_for_ranks() {
-  local ranks=$1 f slices
+  local ranks=$1 f slices defaults
   while IFS= read -r f; do
     slices=$(awk '/^slices:/{print $2; exit}' "$f")
-    slices=${slices:-$(awk '/^slices:/{print $2; exit}' "$(dirname "$f")/lockstep.defaults.yaml" 2>/dev/null)}
+    # Only where a defaults file exists: awk's failure on a missing one stopped this function
+    # under set -e, and the first GPU run's nccl suite ran nothing on one GPU.
+    defaults=$(dirname "$f")/lockstep.defaults.yaml
+    if [[ -z $slices && -f $defaults ]]; then slices=$(awk '/^slices:/{print $2; exit}' "$defaults"); fi
     if (( ranks % ${slices:-1} == 0 )); then echo "$f"
     else echo "ci/gpu-suite.sh: nccl: leaving out $f (slices ${slices} need a multiple of ${slices} GPUs, this machine has $ranks)" >&2; fi
   done < <(if [[ -d $scenarios ]]; then find "$scenarios" \( -name '*.yaml' -o -name '*.yml' \) ! -name lockstep.defaults.yaml | sort
@@ -58,7 +61,8 @@ for backend in gloo nccl; do
       echo "ci/gpu-suite.sh: nccl: no scenario of $scenarios suits $gpus rank(s)" >&2; worst=3; continue
     fi
   fi
-  echo "ci/gpu-suite.sh: $backend${ranks[*]:+ ${ranks[*]}} on $gpus GPU(s), ${#inputs[@]} input(s) -> $dir"
+  if [[ $backend == nccl ]]; then need="one GPU per rank: $gpus"; else need="the ranks share the $gpus GPU(s): 1 needed"; fi
+  echo "ci/gpu-suite.sh: $backend${ranks[*]:+ ${ranks[*]}} on $gpus GPU(s) ($need), ${#inputs[@]} input(s) -> $dir"
   rc=0
   "$bin/lockstep" run "${inputs[@]}" --launcher local --backend "$backend" --device cuda "${ranks[@]}" \
     --out "$dir" --junit "$dir/junit.xml" --markdown "$dir/summary.md" || rc=$?

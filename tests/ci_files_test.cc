@@ -467,5 +467,118 @@ TEST(CiFilesTest, RequirementsPinTheGpuMachinesTorch) {
   EXPECT_THAT(requirements, ::testing::ContainsRegex("\ntorch==2\\.11\\.[0-9]+\n"));
 }
 
+// --- ci/gpu-judge-ctest.py: the GPU checks' verdict on a ctest run, fed fake logs ---
+
+// Writes `log` (and `listed`, the `ctest -N` listing, when given) and runs the judge on them with
+// `required`; its exit code and the JSON verdict it printed.
+testing::ProgramResult JudgeCtest(const std::string& log, const std::string& required,
+                                  const std::string* listed = nullptr) {
+  const testing::TempDir temp("lockstep_gpu_judge_");
+  const fs::path log_path = temp.path() / "ctest.log", list_path = temp.path() / "ctest.log.list";
+  std::ofstream(log_path) << log;
+  std::vector<std::string> args = {"python3", (kSource / "ci/gpu-judge-ctest.py").string(), "--log", log_path.string(),
+                                   "--require", required};
+  if (listed) {
+    std::ofstream(list_path) << *listed;
+    args.insert(args.end(), {"--listed", list_path.string()});
+  }
+  return testing::RunProgram("/usr/bin/env", args, kSource);
+}
+
+constexpr char kCudaAttention[] = "AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda";
+
+// The first GPU run's sdpa log: its regex matched the two CPU tests only, ctest said 100%.
+TEST(GpuJudgeCtestTest, OnlyCpuTestsRanIsAFailure) {
+  const std::string log =
+      "1/2 Test #90: SdpaAttention.RunsTheFlashKernelOnCpu .........   Passed    0.64 sec\n"
+      "2/2 Test #91: SdpaAttention.IgnoresDropoutOutsideTraining ...   Passed    0.75 sec\n"
+      "\n100% tests passed out of 2\n";
+  const testing::ProgramResult r = JudgeCtest(log, kCudaAttention);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"outcome\": \"failed\""));
+  EXPECT_THAT(r.out, HasSubstr(std::string("required but did not run: ") + kCudaAttention));
+}
+
+TEST(GpuJudgeCtestTest, ZeroTestsIsAFailure) {
+  for (const std::string& log : {std::string("Test project /b\nNo tests were found!!!\n"),
+                                std::string("Test project /b\n\n100% tests passed, 0 tests failed out of 0\n")}) {
+    const testing::ProgramResult r = JudgeCtest(log, "");
+    EXPECT_EQ(r.exit_code, 1) << log << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("no test ran")) << log;
+  }
+}
+
+TEST(GpuJudgeCtestTest, ASkippedGpuTestIsAFailure) {
+  const std::string log =
+      "1/2 Test #302: AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu ...   Passed    1.10 sec\n"
+      "2/2 Test #303: " + std::string(kCudaAttention) + " ...***Skipped   0.02 sec\n"
+      "\n100% tests passed, 0 tests failed out of 2\n";
+  const testing::ProgramResult r = JudgeCtest(log, kCudaAttention);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(std::string("not passed: ") + kCudaAttention + " (Skipped)"));
+}
+
+// An MPI test under mpirun: gtest's skip inside it is a pass to ctest; -V output shows it.
+TEST(GpuJudgeCtestTest, AGtestSkipInsideAnMpiTestIsAFailure) {
+  const std::string log =
+      "73: [  SKIPPED ] NcclCommunicatorTest.AllReduce\n"
+      "73: [  SKIPPED ] 1 test, listed below:\n"
+      "1/1 Test #73: comm_nccl_test.np1 ...............   Passed    3.72 sec\n"
+      "\n100% tests passed out of 1\n";
+  const testing::ProgramResult r = JudgeCtest(log, "comm_nccl_test.np1");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("skipped inside the test program: NcclCommunicatorTest.AllReduce"));
+}
+
+TEST(GpuJudgeCtestTest, ATestListedButNotRunAndAWrongTotalAreFailures) {
+  const std::string listed = "Test project /b\n  Test #11: CudaDigestTest.MatchesCpuOnOddSizes\n"
+                             "  Test #12: CudaDigestTest.HostPointerIsAnError\n\nTotal Tests: 2\n";
+  const std::string log = "1/1 Test #11: CudaDigestTest.MatchesCpuOnOddSizes ...   Passed    0.49 sec\n"
+                          "\n100% tests passed out of 2\n";
+  const testing::ProgramResult r = JudgeCtest(log, "CudaDigestTest.MatchesCpuOnOddSizes", &listed);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the summary says 2 tests, the log has 1 result lines"));
+  EXPECT_THAT(r.out, HasSubstr("listed by ctest -N but did not run: CudaDigestTest.HostPointerIsAnError"));
+}
+
+// The judge can pass: ctest 4's `100% tests passed out of N` and 3.x's form, every required test
+// passed; the verdict names the tests it judged.
+TEST(GpuJudgeCtestTest, EveryRequiredTestPassedIsAPassInEitherSummaryForm) {
+  const std::string results =
+      "1/2 Test #302: AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu ...   Passed    1.10 sec\n"
+      "2/2 Test #303: " + std::string(kCudaAttention) + " ...   Passed    2.31 sec\n\n";
+  const std::string listed = "  Test #302: AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu\n"
+                             "  Test #303: " + std::string(kCudaAttention) + "\n";
+  for (const std::string& summary : {std::string("100% tests passed out of 2\n"),
+                                    std::string("100% tests passed, 0 tests failed out of 2\n")}) {
+    const testing::ProgramResult r = JudgeCtest(results + summary, kCudaAttention, &listed);
+    EXPECT_EQ(r.exit_code, 0) << summary << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"outcome\": \"passed\""));
+    EXPECT_THAT(r.out, HasSubstr("2 of 2 passed, none skipped"));
+    EXPECT_THAT(r.out, HasSubstr(std::string("\"tests\": [\"AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu\", \"") +
+                                 kCudaAttention + "\"]"));
+  }
+}
+
+// gpu-checks.sh judges every ctest check through the judge, each naming its GPU tests, and the
+// sdpa check's selection includes the CUDA attention test.
+TEST(GpuJudgeCtestTest, EveryCtestCheckOfGpuChecksGoesThroughTheJudge) {
+  const std::string script = ReadFile(kSource / "ci/gpu-checks.sh");
+  EXPECT_THAT(script, HasSubstr("ci/gpu-judge-ctest.py"));
+  EXPECT_THAT(script, HasSubstr(std::string("sdpa_gpu_tests=\"") + kCudaAttention + "\""));
+  EXPECT_THAT(script, HasSubstr("-R '^(SdpaAttention|AttentionPaths)\\.'"));
+  EXPECT_THAT(script, Not(HasSubstr("ctest_summary")));
+  std::istringstream lines(script);
+  for (std::string line; std::getline(lines, line);) {
+    // Each run_ctest names its required tests (a variable or a quoted list), never an empty "".
+    if (line.find("run_ctest ") != std::string::npos && line.find("run_ctest()") == std::string::npos &&
+        line.find("#") != 0) {
+      EXPECT_THAT(line, Not(HasSubstr(".log \"\""))) << line;
+    }
+  }
+  const testing::ProgramResult syntax = testing::RunProgram("/bin/bash", {"-n", "ci/gpu-checks.sh"}, kSource);
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# One call of a lent GPU machine (issue 39; docs/GPU.md, "On a machine lent for minutes"): the
+# whole ci/gpu-checks.sh within one device call of 10 minutes, and what explains it copied to $OUT.
+#   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS]
+#   --only LIST    rerun just these checks (a second call on the warm machine)
+#   --no-build     with --only: the build of the call before as it is (the working tree is laid
+#                  anew on each call; rebuilding would recompile everything)
+#   --budget S     seconds for gpu-checks.sh, build included (default 540): each check's limit is
+#                  also what is left of it, so the results and docs are written in time
+# The machine (2026-11-26): Ubuntu 24.04, g++ 13.3 in /opt/gcc/bin, torch in /opt/torch/.venv (its
+# cmake and ninja too), nvcc in /usr/local/cuda/bin, no apt, no network; .debs/ (ci/gpu-deps.sh)
+# comes in the device tool's carry. The build goes to /root/build-gpu and the logs and
+# results.jsonl to /root/gpu-out, outside the working tree, so that a second call finds them.
+# $OUT gets at most 6 files: toolchain.txt (what issue 35 needs to know about the compiler and the
+# probe extension's libraries), results.jsonl, GPU.md, gpu-results.json, PERFORMANCE.md and
+# gpu-logs.tar.gz (the logs and reports of every check, no traces; under 16 MiB). A short table of
+# the checks is printed last. Exit status: gpu-checks.sh's.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+only=() no_build=() budget=540
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --only) only=(--only "${2:?--only needs a list}"); shift 2 ;;
+    --no-build) no_build=(--no-build); shift ;;
+    --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "ci/gpu-lent-run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $budget =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-lent-run.sh: --budget: expected whole seconds" >&2; exit 2; }
+out_dir=${OUT:-$root/out/lent}
+mkdir -p "$out_dir"
+build=${LOCKSTEP_LENT_BUILD:-/root/build-gpu}
+results=${LOCKSTEP_LENT_OUT:-/root/gpu-out}
+mkdir -p "$results"
+
+# The image's toolchain first: its g++ (the one CMake picked on the first run), then the venv's
+# cmake and ninja, then nvcc.
+for d in /usr/local/cuda/bin /opt/torch/.venv/bin /opt/gcc/bin; do
+  [[ -d $d ]] && PATH=$d:$PATH
+done
+export PATH
+[[ -x /opt/torch/.venv/bin/python3 ]] && export PYTHON=/opt/torch/.venv/bin/python3
+python=${PYTHON:-python3}
+
+facts=$out_dir/toolchain.txt
+{
+  echo "== date"; date -u
+  echo "== nvidia-smi -L"; nvidia-smi -L 2>&1
+  echo "== g++ --version ($(command -v g++))"; g++ --version 2>&1 | head -n 1
+  echo "== g++ -print-file-name=libstdc++.so"; lib=$(g++ -print-file-name=libstdc++.so 2>&1); echo "$lib -> $(realpath "$lib" 2>&1)"
+  echo "== ls /opt/gcc/lib*"; ls -d /opt/gcc/lib* 2>&1; ls /opt/gcc/lib*/libstdc++.so* /opt/gcc/lib*/libgcc_s.so* 2>&1
+  echo "== system libstdc++"; ls -l /usr/lib/x86_64-linux-gnu/libstdc++.so.6* 2>&1
+  echo "== torch"; "$python" -c 'import torch, sys; print(sys.executable, torch.__version__, torch.version.cuda, torch.cuda.is_available())' 2>&1
+  echo "== cmake, ninja, nvcc"; cmake --version 2>&1 | head -n 1; ninja --version 2>&1; nvcc --version 2>&1 | tail -n 1
+} >"$facts" 2>&1
+cat "$facts"
+
+deps=()
+[[ -d $root/.debs ]] && deps=(--deps "$root/.debs")
+[[ ${#deps[@]} -gt 0 ]] || echo "ci/gpu-lent-run.sh: no .debs/ in the working tree (name it in the device tool's carry)" >&2
+rc=0
+# The checks' limit: the budget's, the deadline cuts each one to what is left.
+timeout --kill-after=15 $((budget + 20)) "$root/ci/gpu-checks.sh" "${deps[@]}" --build-dir "$build" --out "$results" \
+  --targets checks --deadline "$budget" --check-timeout 240 "${only[@]}" "${no_build[@]}" || rc=$?
+
+# The probe extension the checks built: its NEEDED libraries and RUNPATH, and what they resolve to.
+{
+  ext=$(find "$build" -name '_lockstep_probe*.so' -type f 2>/dev/null | head -n 1)
+  echo "== probe extension: ${ext:-not built}"
+  if [[ -n $ext ]]; then
+    readelf -d "$ext" 2>&1 | grep -E "NEEDED|RUNPATH|RPATH"
+    ldd "$ext" 2>&1 | grep -E "stdc\+\+|gcc_s|torch|python|not found"
+  fi
+} >>"$facts" 2>&1
+tail -n 20 "$facts"
+
+cp "$results/results.jsonl" "$out_dir/" 2>/dev/null
+for f in docs/GPU.md docs/gpu-results.json docs/PERFORMANCE.md; do cp "$root/$f" "$out_dir/" 2>/dev/null; done
+# Every log and report, not the traces (they are large and the reports name what they hold).
+(cd "$results" && find . -type f \( -name '*.log' -o -name '*.list' -o -name '*.json' -o -name '*.md' -o -name '*.xml' \) \
+   ! -path '*/traces/*' -size -4M -print0 | tar --null -czf "$out_dir/gpu-logs.tar.gz" -T - 2>/dev/null)
+if [[ $(stat -c %s "$out_dir/gpu-logs.tar.gz" 2>/dev/null || echo 0) -gt 16000000 ]]; then
+  (cd "$results" && find . -maxdepth 1 -name '*.log' -print0 | tar --null -czf "$out_dir/gpu-logs.tar.gz" -T -)
+fi
+
+"$python" - "$results/results.jsonl" <<'PY' || cat "$results/results.jsonl"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(f"{'check':17} {'outcome':8} {'ran':>4}  detail")
+for r in rows:
+    print(f"{r['check']:17} {r['outcome']:8} {len(r.get('tests', [])):>4}  {r['detail'][:110]}")
+    if r["check"] == "cost" and r["figures"]:
+        f = r["figures"]
+        print(f"{'':31}x_checks {f.get('transformer_x_checks')}, x_probe {f.get('ddp_x_probe')}")
+PY
+echo "ci/gpu-lent-run.sh: gpu-checks.sh exit $rc"
+exit $rc
