@@ -73,19 +73,23 @@ function(lockstep_report_libstdcxx_linkage)
   file(MAKE_DIRECTORY ${dir})
   file(WRITE ${dir}/probe.cc "#include <sstream>\nint lockstep_probe_libstdcxx(int v) { std::ostringstream s; s << v; return int(s.str().size()); }\n")
   separate_arguments(flags UNIX_COMMAND "${CMAKE_CXX_FLAGS} ${CMAKE_SHARED_LINKER_FLAGS}")
+  # --trace: the linker names each file it takes, so the libstdc++ it found is named as it is.
   execute_process(
     COMMAND ${CMAKE_CXX_COMPILER} ${flags} -shared -fPIC -o ${dir}/probe.so ${dir}/probe.cc
-            -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state
-    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+            -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state -Wl,--trace
+    RESULT_VARIABLE rc OUTPUT_VARIABLE trace ERROR_VARIABLE err)
   if(NOT rc EQUAL 0 OR NOT LOCKSTEP_READELF)
     message(STATUS "lockstep: how ${CMAKE_CXX_COMPILER} links libstdc++ into a shared object is unknown (${err}); each injected object is checked after its link")
     return()
   endif()
   execute_process(COMMAND ${LOCKSTEP_READELF} -d -W ${dir}/probe.so OUTPUT_VARIABLE dynamic)
-  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.a OUTPUT_VARIABLE archive OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(found "")
+  if("${trace}\n${err}" MATCHES "[^\n(]*libstdc\\+\\+[^\n(]*")
+    set(found " ${CMAKE_MATCH_0}")
+  endif()
   if(dynamic MATCHES "NEEDED[^\n]*libstdc\\+\\+\\.so")
-    message(STATUS "lockstep: ${CMAKE_CXX_COMPILER} links libstdc++ shared (libstdc++.so.6): the objects lockstep injects into a process share its copy")
+    message(STATUS "lockstep: ${CMAKE_CXX_COMPILER} links libstdc++ shared (it finds${found}): the objects lockstep injects into a process share the process's copy")
   else()
-    message(STATUS "lockstep: ${CMAKE_CXX_COMPILER} links libstdc++ statically (it finds ${archive}, no libstdc++.so): each object lockstep injects into a process keeps its copy private (--exclude-libs,ALL, a version script; docs/PROBE.md#toolchains)")
+    message(STATUS "lockstep: ${CMAKE_CXX_COMPILER} links libstdc++ statically (it finds${found}, no libstdc++.so first): each object lockstep injects into a process keeps its copy private (--exclude-libs,ALL, a version script; docs/PROBE.md#toolchains)")
   endif()
 endfunction()

@@ -53,13 +53,15 @@ if [[ -n ${LOCKSTEP_JOBS:-} ]]; then export CMAKE_BUILD_PARALLEL_LEVEL=$LOCKSTEP
 install=("$venv/bin/python" -m pip install -v --no-build-isolation --no-deps --no-index --disable-pip-version-check
          "${settings[@]}" "$src/probe")
 # What the hidden thing looks like, to mount an empty folder over: every folder that exists.
-hidden=()
+hidden=() tools=() on_path=
 case $hide in
-  mpi) for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/mpich /usr/include/x86_64-linux-gnu/mpich \
+  mpi) tools=(mpicc mpicxx mpiexec mpirun) on_path=mpi
+       for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/mpich /usr/include/x86_64-linux-gnu/mpich \
                 /usr/lib/x86_64-linux-gnu/fortran /usr/include/openmpi /usr/include/mpich /etc/openmpi /usr/lib64/openmpi /usr/lib64/mpich; do
          [[ -d $d ]] && hidden+=("$d")
        done ;;
-  cuda) for d in /usr/local/cuda /usr/local/cuda-*; do [[ -d $d ]] && hidden+=("$d"); done
+  cuda) tools=(nvcc) on_path=cuda
+        for d in /usr/local/cuda /usr/local/cuda-*; do [[ -d $d ]] && hidden+=("$d"); done
         unset CUDA_HOME CUDA_PATH CUDACXX CUDAToolkit_ROOT ;;
 esac
 start=$(date +%s)
@@ -67,20 +69,30 @@ if [[ $hide == none ]]; then
   "${install[@]}" 2>&1 | tee "$work/install.log"
 else
   # Nothing of the hidden thing on PATH either (a wrapper there would answer for it).
-  path=$(tr ':' '\n' <<<"$PATH" | grep -v -e cuda -e mpi | paste -sd:)
+  path=$(tr ':' '\n' <<<"$PATH" | grep -v -e "$on_path" | paste -sd:)
+  # A tool that stays on PATH (Debian's mpicc lives in /usr/bin) gets a stub that fails, mounted
+  # over the file it leads to.
+  printf '#!/bin/sh\necho "hidden by pip_install_test.sh" >&2\nexit 127\n' > "$work/hidden-tool"
+  chmod +x "$work/hidden-tool"
   unshare -m bash -euo pipefail -c '
-    n=$1; shift
+    stub=$1 tools=$2 n=$3; shift 3
     for d in "${@:1:$n}"; do mount -t tmpfs -o ro,size=1m lockstep-hidden "$d"; done
     shift "$n"
-    for tool in mpicc mpiexec nvcc; do
-      if command -v "$tool" >/dev/null; then echo "$tool is still on PATH: $(command -v "$tool")"; exit 1; fi
+    for tool in $tools; do
+      if where=$(command -v "$tool"); then mount --bind "$stub" "$(readlink -f "$where")"; fi
+      if "$tool" --version >/dev/null 2>&1; then echo "$tool still runs"; exit 1; fi
     done
-    exec "$@"' hide "${#hidden[@]}" "${hidden[@]}" env PATH="$path" "${install[@]}" 2>&1 | tee "$work/install.log"
+    exec "$@"' hide "$work/hidden-tool" "${tools[*]}" "${#hidden[@]}" "${hidden[@]}" env PATH="$path" "${install[@]}" 2>&1 | tee "$work/install.log"
 fi
 echo "install took $(( $(date +%s) - start )) s"
+# What the installed objects need (docs/PROBE.md#toolchains: the command a user runs on theirs).
+needed=$(for so in "$site"/lockstep/*.so; do readelf -d "$so" | grep NEEDED; done)
+echo "$needed"
 case $hide in
-  mpi) grep -q "MPI none" "$work/install.log" || { echo "the package build saw an MPI although it was hidden"; exit 1; } ;;
-  cuda) grep -q "CUDA none" "$work/install.log" || { echo "the package build saw a CUDA toolkit although it was hidden"; exit 1; } ;;
+  mpi) grep -q "MPI none" "$work/install.log" || { echo "the package build saw an MPI although it was hidden"; exit 1; }
+       if grep -q libmpi <<<"$needed"; then echo "the package needs libmpi although it was built without MPI"; exit 1; fi ;;
+  cuda) grep -q "CUDA none" "$work/install.log" || { echo "the package build saw a CUDA toolkit although it was hidden"; exit 1; }
+        if grep -q -e libcudart -e libnvrtc -e libcuda <<<"$needed"; then echo "the package needs a CUDA library although it was built without the toolkit"; exit 1; fi ;;
 esac
 
 step "the installed package, from the environment's site-packages"
