@@ -34,7 +34,12 @@ endif()
 if(NOT LOCKSTEP_PYTHON AND EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
   set(LOCKSTEP_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH "" FORCE)
 endif()
-if(NOT Torch_DIR AND LOCKSTEP_PYTHON)
+if(LOCKSTEP_PROBE_PACKAGE)
+  # The package's extension is a CPU extension of the interpreter's torch, built as
+  # torch.utils.cpp_extension builds one: torch's CMake config would ask for a CUDA toolkit that a
+  # pip CUDA torch does not need (cmake/LockstepTorchFromPython.cmake).
+  include(LockstepTorchFromPython)
+elseif(NOT Torch_DIR AND LOCKSTEP_PYTHON)
   execute_process(COMMAND "${LOCKSTEP_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
                   OUTPUT_VARIABLE _torch_prefix RESULT_VARIABLE _torch_rc ERROR_VARIABLE _torch_err
                   OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -48,7 +53,9 @@ endif()
 if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT TORCH_CUDA_ARCH_LIST)
   set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
 endif()
-find_package(Torch REQUIRED)
+if(NOT LOCKSTEP_PROBE_PACKAGE)
+  find_package(Torch REQUIRED)
+endif()
 # torch 2.7 is the oldest with C++11-ABI wheels (Debian's yaml-cpp, gtest and benchmark need that
 # ABI); 2.11 is the version tested (ci/requirements.txt). torch 1.x is not supported: its c10d has
 # no Backend class, which the probe's recording wrapper derives from.

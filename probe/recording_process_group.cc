@@ -20,15 +20,25 @@ int64_t Numel(const std::vector<at::Tensor>& tensors) {
 
 const at::Tensor* First(const std::vector<at::Tensor>& tensors) { return tensors.empty() ? nullptr : &tensors.front(); }
 
+// Which backend types a group holds. c10d::ProcessGroup keeps them in a protected map, and its one
+// public query, getBackend(BackendType), throws for a type it does not hold: asking that way
+// formats a torch error message (an integer through a stream) for every miss, inside the user's
+// process. In an extension that carries its own libstdc++ that formatting crashed (issue 35), and
+// finding things out by throwing is no way to ask anyway. A member pointer named through a derived
+// class is the language's way to read a protected member of a base object; nothing is made of the
+// derived type.
+struct ProcessGroupBackends : c10d::ProcessGroup {
+  static bool Holds(const c10d::ProcessGroup& group, c10d::ProcessGroup::BackendType type) {
+    const auto& backends = group.*(&ProcessGroupBackends::backendTypeToBackend_);
+    return backends.find(type) != backends.end();
+  }
+};
+
 // A backend type `group` holds no backend for, to register a wrapper under.
 std::optional<c10d::ProcessGroup::BackendType> UnusedBackendType(const c10d::ProcessGroup& group) {
   using Type = c10d::ProcessGroup::BackendType;
   for (Type t : {Type::CUSTOM, Type::UCC, Type::XCCL, Type::MPI, Type::NCCL, Type::GLOO}) {
-    try {
-      (void)group.getBackend(t);
-    } catch (const c10::Error&) {
-      return t;
-    }
+    if (!ProcessGroupBackends::Holds(group, t)) return t;
   }
   return std::nullopt;
 }
@@ -120,7 +130,9 @@ uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, i
 
 WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
   // The end is when the collective's result is ready, which for an asynchronous backend is after
-  // this call returns: the work's future says when. Backends without futures end here.
+  // this call returns: the work's future says when. Backends without futures end here. c10d::Work
+  // has no query for whether it has one (its base getFuture throws a fixed message, no number in
+  // it), so this one asks by catching.
   c10::intrusive_ptr<c10::ivalue::Future> future;
   try {
     future = work->getFuture();
