@@ -81,6 +81,15 @@ archive=$("$cxx" -print-file-name=libstdc++.a)
 static_dir=$build_dir/libstdc++-archive-only
 mkdir -p "$static_dir"
 cp -f "$archive" "$static_dir/libstdc++.a"
+# Programs link the system's libstdc++.so.6, the one they load: Debian's libgtest.a is built by
+# the distribution's default GCC (14 in Debian 13) and needs its newer symbols, which g++-13's own
+# libstdc++.so lacks.
+system_runtime=$("$cxx" -print-file-name=libstdc++.so.6)
+[[ -f $system_runtime ]] || system_runtime=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
+[[ -f $system_runtime ]] || die "no libstdc++.so.6 in the $dist root"
+shared_dir=$build_dir/libstdc++-system-shared
+mkdir -p "$shared_dir"
+ln -sfn "$system_runtime" "$shared_dir/libstdc++.so"
 python=${LOCKSTEP_VENV:-/opt/lockstep-venv}/bin/python
 [[ -x $python ]] || die "no $python in the $dist root (ci/distro-root.sh makes it)"
 export CCACHE_BASEDIR=$source_dir
@@ -91,11 +100,12 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), $("$cxx" --version | head -n1), libstdc++ for shared objects: only $static_dir/libstdc++.a"
+echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), $("$cxx" --version | head -n1); libstdc++ for shared objects: only $static_dir/libstdc++.a; for programs: $system_runtime"
 configure_log=$build_dir/toolchain-check-configure.log
 cmake -S "$source_dir" -B "$build_dir" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
   -DCMAKE_SHARED_LINKER_FLAGS="-L$static_dir" -DCMAKE_MODULE_LINKER_FLAGS="-L$static_dir" \
+  -DCMAKE_EXE_LINKER_FLAGS="-L$shared_dir" \
   -DLOCKSTEP_PYTHON="$python" -DLOCKSTEP_BUILD_BENCH=OFF >"$configure_log" 2>&1 ||
   { tail -n 30 "$configure_log"; die "configure failed (log: $configure_log)"; }
 grep "lockstep:" "$configure_log" || true
