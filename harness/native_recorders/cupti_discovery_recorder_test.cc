@@ -106,29 +106,30 @@ TEST_F(CuptiDiscoveryRecorderTest, OtherCallbacksAndDomainsAreIgnored) {
   EXPECT_TRUE(seen_.empty());
 }
 
-// What CuptiDiscoveryGpuTest makes on a real GPU, as CUPTI delivered it there (2026-11-26, one
-// H100, CUDA 13.0): the runtime's first call initializes the runtime lazily, and that
-// initialization (cuInit, then cuDeviceGetCount to build the runtime's device table) runs before
-// the runtime can issue its first callback, so its driver calls come top-level, not nested in
-// the cudaGetDeviceCount that triggered it. Four device counts, one init: what the GPU saw.
+// What CuptiDiscoveryGpuTest makes on a real GPU, as CUPTI delivered it there (two H100 runs,
+// 2026-11-26, CUDA 13.0): the runtime's first call initializes the runtime lazily, and that
+// initialization asks the driver for its device count before the runtime can issue its first
+// callback, so that count comes top-level, not nested in the cudaGetDeviceCount that triggered
+// it; the initialization's own cuInit reaches no callback at all (the second run recorded no
+// cuda.init in that phase), so the first cuInit CUPTI reports is the program's. Four device
+// counts, one init, each in the phase the GPU run recorded it in.
 TEST_F(CuptiDiscoveryRecorderTest, TheRuntimesLazyInitializationCountsDevicesOutsideTheCallThatTriggeredIt) {
   SetDiscoveryContext("first runtime call", 0);
-  Call(kDriver, kCuInit);             // the runtime's initialization: the process's first cuInit
-  Call(kDriver, kCuDeviceGetCount);   // ... and its device table, outside any runtime callback
+  Call(kDriver, kCuDeviceGetCount);   // the runtime's device table, outside any runtime callback
   Call(kRuntime, kCudaGetDeviceCount);  // then the call itself, answered from that table
   SetDiscoveryContext("second runtime call", 0);
   Deliver(kRuntime, kCudaGetDeviceCount, CUPTI_API_ENTER);
   Call(kDriver, kCuDeviceGetCount);   // whatever the runtime asks the driver underneath is one question
   Deliver(kRuntime, kCudaGetDeviceCount, CUPTI_API_EXIT);
   SetDiscoveryContext("driver calls", 0);
-  Call(kDriver, kCuInit);
-  Call(kDriver, kCuInit);
+  Call(kDriver, kCuInit);             // the first cuInit CUPTI reports: recorded
+  Call(kDriver, kCuInit);             // a second one of an initialized driver: not
   Call(kDriver, kCuDeviceGetCount);
   std::vector<std::string> by_phase;
   for (const DiscoveryRecord& r : DiscoveryCalls()) by_phase.push_back(r.phase + ": " + r.name);
   EXPECT_EQ(by_phase, (std::vector<std::string>{
-                          "first runtime call: cuda.init", "first runtime call: cuda.device_count",
-                          "first runtime call: cuda.device_count", "second runtime call: cuda.device_count",
+                          "first runtime call: cuda.device_count", "first runtime call: cuda.device_count",
+                          "second runtime call: cuda.device_count", "driver calls: cuda.init",
                           "driver calls: cuda.device_count"}));
 }
 

@@ -88,6 +88,13 @@ TEST(AttentionPaths, AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCpu
   ComparePaths(torch::kCPU, {1, 7, 33, 64}, {8, 32});
 }
 
+TEST(AttentionPaths, AgreeWithFloat64OverManyTilesOnCpu) {
+  // Five key and query tiles, the last one partial (the first GPU run's failing size, T 257 D 64):
+  // a path that accumulated tile by tile in bfloat16 rounded once per tile, and its bf16 dV came
+  // out further from float64 than naive bf16 attention's plus 1e-2.
+  ComparePaths(torch::kCPU, {257}, {64});
+}
+
 TEST(AttentionPaths, AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device on this machine";
   ComparePaths(torch::Device(torch::kCUDA, 0), {1, 33, 128, 257}, {32, 64, 128});

@@ -19,7 +19,8 @@ torch::Tensor FlashAttention(const torch::Tensor& q, const torch::Tensor& k, con
                              int64_t tile = kDefaultFlashTile);
 
 // The forward alone: the output and the per-row log-sum-exp of the scaled, masked scores
-// ([B, H, Tq]). Exposed so tests can check the statistic the backward relies on.
+// ([B, H, Tq], in float for bfloat16 and half inputs: the type the path accumulates in). Exposed
+// so tests can check the statistic the backward relies on.
 struct FlashForwardResult {
   torch::Tensor out;
   torch::Tensor lse;
