@@ -104,6 +104,9 @@ deadline_at=""
 [[ -n $deadline ]] && deadline_at=$(( $(date +%s) + deadline ))
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_rmaps_base_oversubscribe=1
+# A Python program that dies of a signal prints its Python stack (the 2026-11-26 run's nccl_plugin
+# program died of SIGSEGV with an empty log).
+export PYTHONFAULTHANDLER=1
 
 fail() { echo "ci/gpu-checks.sh: $*" >&2; exit 3; }
 
