@@ -43,7 +43,7 @@ CollectiveSide SideOf(const SeqGroup& group, const std::map<uint64_t, const Coll
   for (auto it = seqs.lower_bound(seq); it != seqs.end() && side.from_seq.size() < kCollectivesLookedAt; ++it) {
     side.from_seq.push_back(it->second);
   }
-  side.exited = trace.footer.has_value();
+  side.exited = internal::ExitedCleanly(trace);
   side.last_step = internal::LastStep(trace);
   return side;
 }
@@ -80,8 +80,10 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
         const CollectiveRecord* rec = it == seqs.end() ? nullptr : it->second;
         // A sequence that stops because the rank died or hung says nothing about order, unless the
         // rank finished the step the others issued this collective in: then it skipped it (and
-        // the others' extra collective is what hung the job).
-        if (!rec && !traces[rank].footer && !CompletedStep(traces[rank], seq_step)) continue;
+        // the others' extra collective is what hung the job). So too a rank that stopped on an
+        // error (its footer says so): most often its collective failed because a peer died, while
+        // a rank of another group, not yet waiting on the dead one, had begun the next collective.
+        if (!rec && !internal::ExitedCleanly(traces[rank]) && !CompletedStep(traces[rank], seq_step)) continue;
         ++compared;
         auto g = std::find_if(at.begin(), at.end(), [&](const SeqGroup& x) {
           return (x.record == nullptr) == (rec == nullptr) && (!rec || SameCollective(*x.record, *rec));
@@ -111,10 +113,14 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
           parts.push_back(RankPhrase(o.ranks) + (o.ranks.size() == 1 ? " runs" : " run") + " an extra collective " +
                           CollectiveSignature(*o.record) + " at step " + std::to_string(o.record->step) + "; " +
                           RankPhrase(ref.ranks) + " issued only " + std::to_string(seq) + " in group " + group +
-                          (traces[ref.ranks.front()].footer ? " and exited" : " and went on past that step"));
+                          (internal::ExitedCleanly(traces[ref.ranks.front()]) ? " and exited" : " and went on past that step"));
         } else {
           parts.push_back(RankPhrase(o.ranks) + " issued only " + std::to_string(seq) + " collectives in group " +
-                          group + " and exited, but " + RankPhrase(ref.ranks) +
+                          group +
+                          (internal::ExitedCleanly(traces[o.ranks.front()])
+                               ? std::string(" and exited")
+                               : " and went on past step " + std::to_string(ref.record->step)) +
+                          ", but " + RankPhrase(ref.ranks) +
                           (ref.ranks.size() == 1 ? " runs " : " run ") + CollectiveSignature(*ref.record) +
                           " at step " + std::to_string(ref.record->step));
         }

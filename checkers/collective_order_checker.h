@@ -4,8 +4,10 @@
 // differing seq, its step, the odd ranks and the field-by-field difference.
 //
 // Group members are the ranks that recorded the group ("world": every rank with a trace). A rank
-// whose sequence simply stops is compared only if it exited cleanly (its trace has a footer); a
-// rank that died or hung is the crash and hang checkers' case, not an order problem.
+// whose sequence simply stops is compared only if it exited cleanly (its trace has a footer that
+// reports no error) or finished the step of the collective it lacks; a rank that died, hung, was
+// stopped by the launcher or stopped on an error (the communication error that echoes a peer's
+// crash) is the crash and hang checkers' case, not an order problem.
 #pragma once
 
 #include "checkers/checker.h"

@@ -1,7 +1,10 @@
 #include "checkers/collective_order_checker.h"
 
+#include <signal.h>
+
 #include <gtest/gtest.h>
 
+#include "checkers/checker_run.h"
 #include "checkers/testing/canned_run.h"
 #include "harness/trace/trace_reader.h"
 
@@ -148,6 +151,181 @@ TEST(CollectiveOrderCheckerTest, SubGroupsAreComparedAmongTheirMembers) {
   EXPECT_EQ(f[0].step, 2);
   EXPECT_EQ(f[0].ranks, (std::vector<int>{3}));  // two members: no majority, rank 2's group is the reference
   EXPECT_EQ(f[0].details.at("majority"), "none");
+}
+
+// A data-parallel run in 2 slices of 2 ranks (ddp/slices=2): the gradients are reduce-scattered
+// in the slice (slice0 = ranks 0,1; slice1 = ranks 2,3), all-reduced across slices between the
+// ranks at the same place (cross0 = ranks 0,2; cross1 = ranks 1,3), then all-gathered in the
+// slice; step 0 is the initial broadcast in world.
+CannedRun SlicedRun(int64_t steps) {
+  CannedRun run(4, steps);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<CollectiveRecord>& cs = run.traces[r].collectives;
+    cs.resize(1);  // world seq 0: step 0's broadcast
+    const std::string slice = "slice" + std::to_string(r / 2);
+    const std::string cross = "cross" + std::to_string(r % 2);
+    for (int64_t s = 1; s <= steps; ++s) {
+      const uint64_t n = static_cast<uint64_t>(s - 1);
+      auto add = [&](const std::string& group, uint64_t seq, const std::string& op, int64_t count,
+                     const std::string& reduce, int i) {
+        CollectiveRecord c;
+        c.group = group;
+        c.seq = seq;
+        c.op = op;
+        c.dtype = "float32";
+        c.count = count;
+        c.reduce = reduce;
+        c.step = s;
+        c.start_s = 0.1 * static_cast<double>(s) + 0.01 * i;
+        c.end_s = c.start_s + 0.005;
+        cs.push_back(c);
+      };
+      add(slice, 2 * n, "reduce_scatter", 2504, "sum", 0);
+      add(cross, n, "all_reduce", 1252, "sum", 1);
+      add(slice, 2 * n + 1, "all_gather", 1252, "", 2);
+    }
+  }
+  return run;
+}
+
+// The collectives `rank` begun in `step` (their first `n`), its last one still in flight.
+void BeginStep(CannedRun& run, const CannedRun& full, int rank, int64_t step, size_t n) {
+  for (const CollectiveRecord& c : full.traces[rank].collectives) {
+    if (c.step != step || n == 0) continue;
+    run.traces[rank].collectives.push_back(c);
+    --n;
+  }
+  run.traces[rank].collectives.back().end_s.reset();
+}
+
+// The self-test's crash in ddp/slices=2 as the H100 run of 2026-11-26 recorded it: rank 1 is
+// killed by SIGSEGV in step 3. Its slice peer, rank 0, fails in step 3's reduce_scatter on the
+// lost connection and stops there with a communication-error footer; ranks 2 and 3 (the other
+// slice) were faster: their reduce_scatter of step 3 completed and they had begun step 3's
+// cross-slice all_reduce (cross0 with rank 0, cross1 with rank 1) when the error reached them.
+CannedRun CrashOfRank1InStep3() {
+  const CannedRun full = SlicedRun(5);
+  CannedRun run = full;
+  for (int r = 0; r < 4; ++r) run.Cut(r, 2);
+  BeginStep(run, full, 0, 3, 1);  // slice0 seq 4: reduce_scatter, failed
+  BeginStep(run, full, 2, 3, 2);  // slice1 seq 4 done, cross0 seq 2: all_reduce, failed
+  BeginStep(run, full, 3, 3, 2);  // slice1 seq 4 done, cross1 seq 2: all_reduce, failed
+  run.traces[2].collectives[run.traces[2].collectives.size() - 2].end_s = 3.66;
+  run.traces[3].collectives[run.traces[3].collectives.size() - 2].end_s = 3.69;
+  const char* lost[] = {"slice0: reduce_scatter", "", "cross0: all_reduce", "cross1: all_reduce"};
+  run.launch.ending = LaunchEnding::kCrash;
+  for (int r : {0, 2, 3}) {
+    const std::string error = "communication: step 3: rank " + std::to_string(r) + " group " + lost[r] +
+                              ": [gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.0.1]:39815";
+    run.traces[r].footer = TraceFooter{2, error};
+    run.launch.ranks[r].exit_code = 3;
+    run.launch.ranks[r].failed_after_peer = true;
+    run.launch.ranks[r].note = "its collective failed after rank 1 died (" + error + ")";
+  }
+  run.launch.ranks[1].exit_code.reset();
+  run.launch.ranks[1].signal = SIGSEGV;
+  run.launch.ranks[1].note = "killed by signal 11 (Segmentation fault)";
+  for (RankExit& e : run.launch.ranks) e.last_step = 2;
+  return run;
+}
+
+// Rank 0 "issued only 2 in group cross0" because the launch ended under it: an echo of the crash,
+// not a collective-order bug. The crash checker's finding is the only one.
+TEST(CollectiveOrderCheckerTest, ARankStoppedByAPeersCrashIsNotAnOrderProblem) {
+  CannedRun run = CrashOfRank1InStep3();
+  EXPECT_TRUE(CollectiveOrderChecker().Check(run.Context()).empty());
+
+  const std::vector<std::string> checks = {"replica_weights", "synced_grads", "optimizer_state", "buffers",
+                                           "collective_order", "discovery_count", "finite", "hang",
+                                           "crash", "startup", "config_agreement"};
+  const CheckerRun checked = RunCheckers(checks, run.Context(), {});
+  std::string all;
+  for (const Finding& f : checked.findings) all += f.checker + ": " + f.message + "\n";
+  ASSERT_EQ(checked.findings.size(), 1u) << all;
+  EXPECT_EQ(checked.findings[0].checker, "crash");
+  EXPECT_EQ(checked.findings[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(checked.findings[0].step, 3);
+
+  // The traces alone (`lockstep check`: no launch report) say the same: the footers name the error.
+  const LaunchReport no_launch;
+  EXPECT_TRUE(CollectiveOrderChecker().Check(CheckContext{run.scenario, run.traces, no_launch}).empty());
+
+  // Nor when the launcher killed rank 0 before it wrote a footer.
+  run.traces[0].footer.reset();
+  run.launch.ranks[0].exit_code.reset();
+  run.launch.ranks[0].signal = SIGKILL;
+  run.launch.ranks[0].failed_after_peer = false;
+  run.launch.ranks[0].killed_by_launcher = true;
+  EXPECT_TRUE(CollectiveOrderChecker().Check(run.Context()).empty());
+}
+
+// The same traces, but rank 0 ended its run on its own after step 2 (a clean footer) and the
+// others hung in step 3 waiting for it: the ranks ran different numbers of steps.
+TEST(CollectiveOrderCheckerTest, ARankThatExitedCleanlyEarlyIsStillUnevenSteps) {
+  CannedRun run = CrashOfRank1InStep3();
+  run.traces[0].collectives.pop_back();  // it began nothing of step 3
+  run.traces[0].footer = TraceFooter{2, "ok"};
+  run.launch.ending = LaunchEnding::kHang;
+  for (int r : {1, 2, 3}) {
+    run.traces[r].footer.reset();
+    run.launch.ranks[r] = RankExit{};
+    run.launch.ranks[r].rank = r;
+    run.launch.ranks[r].signal = SIGKILL;
+    run.launch.ranks[r].killed_by_launcher = true;
+  }
+  BeginStep(run, SlicedRun(5), 1, 3, 1);  // rank 1 waits in slice0 seq 4 for rank 0
+  run.launch.ranks[0] = RankExit{};
+  run.launch.ranks[0].exit_code = 0;
+  run.launch.ranks[0].trace_finished = true;
+
+  auto f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 2u);  // cross0 and slice0: rank 0 left both
+  const Finding* cross = f[0].details.at("group") == "cross0" ? &f[0] : &f[1];
+  EXPECT_EQ(cross->details.at("group"), "cross0");
+  EXPECT_EQ(cross->details.at("collective_seq"), "2");
+  EXPECT_EQ(cross->step, 3);
+  EXPECT_EQ(cross->ranks, (std::vector<int>{2}));
+  EXPECT_NE(cross->message.find("rank 0 issued only 2 in group cross0 and exited"), std::string::npos)
+      << cross->message;
+  EXPECT_EQ(cross->cause.rfind("rank 0 exited after step 2 while rank 2 went on to step 3", 0), 0u) << cross->cause;
+}
+
+// A mismatch in a step before the crash is a finding whatever ended the run: rank 2 issued an
+// extra cross-slice all_reduce in step 2, which rank 0 completed without it before it stopped on
+// the error that echoes rank 1's death.
+TEST(CollectiveOrderCheckerTest, AMismatchBeforeTheCrashStillFires) {
+  CannedRun run = CrashOfRank1InStep3();
+  CollectiveRecord extra;
+  extra.group = "cross0";
+  extra.op = "all_reduce";
+  extra.dtype = "float32";
+  extra.count = 1;
+  extra.reduce = "sum";
+  extra.step = 2;
+  run.InsertCollective(2, 2, extra);  // after step 2's all_reduce (cross0 seq 1)
+  auto f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].details.at("group"), "cross0");
+  EXPECT_EQ(f[0].details.at("collective_seq"), "2");
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2}));
+  EXPECT_NE(f[0].message.find("rank 2 runs an extra collective all_reduce(float32, 1, sum) at step 2; rank 0 "
+                              "issued only 2 in group cross0 and went on past that step"),
+            std::string::npos)
+      << f[0].message;
+  EXPECT_EQ(f[0].cause.rfind("rank 2 issued 1 collective the others did not, in step 2", 0), 0u) << f[0].cause;
+
+  // And a collective that differs on both sides, in a step before the crash.
+  run = CrashOfRank1InStep3();
+  for (CollectiveRecord& c : run.traces[3].collectives) {
+    if (c.group == "cross1" && c.seq == 1) c.count = 1300;
+  }
+  f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].details.at("group"), "cross1");
+  EXPECT_EQ(f[0].details.at("collective_seq"), "1");
+  EXPECT_EQ(f[0].step, 2);
+  EXPECT_EQ(f[0].details.at("diff"), "count 1300 vs 1252");
 }
 
 TEST(CollectiveOrderCheckerTest, FixtureHangIsNotAnOrderProblem) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "harness/diff/trace_diff.h"
+#include "harness/trace/footer_status.h"
 
 namespace lockstep::internal {
 
@@ -54,6 +55,8 @@ std::optional<int64_t> LastStep(const RankTrace& trace) {
   for (const StepRecord& s : trace.steps) last = std::max(last, s.step);
   return last;
 }
+
+bool ExitedCleanly(const RankTrace& trace) { return trace.footer && !IsErrorFooterStatus(trace.footer->status); }
 
 int WorldSize(const Scenario& scenario, const std::vector<RankTrace>& traces) {
   return std::max(scenario.ranks, static_cast<int>(traces.size()));

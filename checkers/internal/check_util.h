@@ -33,6 +33,12 @@ using ::lockstep::StepsByNumber;
 // The last recorded step, if any.
 std::optional<int64_t> LastStep(const RankTrace& trace);
 
+// The rank ended its run on its own: its trace has a footer that reports no error. A footer with
+// an error status (most often "communication: ...", the echo of a peer's death) ends a trace where
+// the rank stopped on that error, like a trace cut by a kill: where it ends says nothing of how
+// many steps the rank meant to run.
+bool ExitedCleanly(const RankTrace& trace);
+
 // The world size the checkers assume: the scenario's, or more when more traces came back.
 int WorldSize(const Scenario& scenario, const std::vector<RankTrace>& traces);
 

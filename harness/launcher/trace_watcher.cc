@@ -16,12 +16,6 @@
 
 namespace lockstep {
 
-bool IsErrorFooterStatus(const std::string& status) {
-  return status != "ok" && status.rfind("stopped after step ", 0) != 0 && status.rfind("fail-fast: ", 0) != 0;
-}
-
-bool IsCommunicationFailure(const std::string& status) { return status.rfind("communication: ", 0) == 0; }
-
 TraceWatcher::TraceWatcher(std::filesystem::path trace_dir, int ranks, ProgressCallback on_step)
     : trace_dir_(std::move(trace_dir)), on_step_(std::move(on_step)) {
   ranks_.resize(static_cast<size_t>(std::max(ranks, 0)));

@@ -15,20 +15,12 @@
 #include <vector>
 
 #include "harness/result/launch_report.h"
+#include "harness/trace/footer_status.h"  // IsErrorFooterStatus, IsCommunicationFailure
 #include "harness/trace/trace_parser.h"
 #include "harness/trace/trace_record.h"
 #include "harness/launcher/launcher.h"
 
 namespace lockstep {
-
-// A footer status that reports an error of the harness on the rank (configuration, environment,
-// internal, trace I/O), as opposed to "ok" and the clean early stops ("stopped after step K
-// (--stop-after-step)", "fail-fast: ...").
-bool IsErrorFooterStatus(const std::string& status);
-// A footer status (or a rank's error) that says a collective or the rendezvous failed
-// ("communication: ..."): the harness's own error when alone, the echo of a peer's death when a
-// peer died (the launcher tells them apart).
-bool IsCommunicationFailure(const std::string& status);
 
 struct RankProgress {
   bool file_seen = false;
