@@ -3,7 +3,8 @@ code, guarded by `if rank == 1`) while rank 0 goes on to wait for the next batch
 producer never fills (a data-loading deadlock). Rank 1 waits forever in an all-reduce that rank 0
 never calls, and rank 0 waits on nothing that moves: neither records progress nor uses CPU.
 lockstep's watchdog calls it a hang after --hang-timeout (its sidecar: 5 s): `hang` names rank 0,
-the rank that never reached rank 1's all-reduce of step 4."""
+the rank that never reached rank 1's all-reduce, at step 3 (the step
+whose record rank 0 never finished)."""
 import os
 import queue
 
