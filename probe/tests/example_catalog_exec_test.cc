@@ -109,7 +109,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   std::vector<std::string> names;
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
-  const std::vector<std::string> tested = {"allreduce_peer_never_calls",
+  const std::vector<std::string> tested = {"accelerate_no_sync", "allreduce_peer_never_calls",
                                            "batchnorm_no_broadcast_buffers", "clean_accelerate",
                                            "clean_compiled_ddp", "clean_ddp_adamw",
                                            "clean_fsdp2", "clean_fsdp2_compile",
@@ -170,6 +170,9 @@ TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward
 
 // The frameworks, used as their documentation does (ci/requirements.txt pins them).
 TEST(ExampleCatalogExec, CleanAccelerate) { ExecCatalogEntry("clean_accelerate"); }
+// accelerate's test_sync pattern with a plain Accelerator() under accelerate launch on CPU: the
+// ranks must train together (ACCELERATE_USE_CPU), not each alone.
+TEST(ExampleCatalogExec, AccelerateNoSync) { ExecCatalogEntry("accelerate_no_sync"); }
 // Lightning sees torchrun's environment and runs as the rank it is given (no spawning of its own).
 TEST(ExampleCatalogExec, CleanLightning) { ExecCatalogEntry("clean_lightning"); }
 TEST(ExampleCatalogExec, LightningLogOnRank0Only) { ExecCatalogEntry("lightning_log_on_rank0_only"); }
