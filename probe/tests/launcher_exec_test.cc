@@ -6,9 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <optional>
 #include <string>
