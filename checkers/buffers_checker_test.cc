@@ -18,7 +18,7 @@ TEST(BuffersCheckerTest, FiresOnUnsyncedRunningStatistics) {
   EXPECT_EQ(f[0].checker, "buffers");
   EXPECT_EQ(f[0].step, 1);
   EXPECT_EQ(f[0].tensor, "bn.running_mean");
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1, 2, 3}));  // no majority: every rank disagrees
   EXPECT_EQ(f[0].details.at("majority"), "none");
 }
 

@@ -24,6 +24,7 @@ CheckerRun RunCheckers(const std::vector<std::string>& names, const CheckContext
       found = instead->second;
     } else if (auto judge = options.judges.find(verdict.checker); judge != options.judges.end()) {
       found = judge->second->Finish(context);
+      verdict.judged = judge->second->Coverage();
     } else if (context.steps_without_tensors && checker->reads_tensors()) {
       Finding f;
       f.checker = verdict.checker;

@@ -132,9 +132,23 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
       f.message = "group " + group + " seq " + std::to_string(seq) + " (step " + std::to_string(where->step) +
                   "): " + JoinCapped(parts, parts.size());
       if (!majority) {
-        f.message += "; no majority among " + std::to_string(compared) + " ranks, so the ranks outside rank " +
-                     std::to_string(ref.ranks.front()) + "'s group are named";
         f.details["majority"] = "none";
+        f.message += "; no majority among " + std::to_string(compared) + " ranks";
+        const bool one_side_extra = at.size() == 2 && (at[0].record == nullptr) != (at[1].record == nullptr);
+        if (one_side_extra) {
+          // The records tell: one side issued a collective the other never did.
+          const SeqGroup& extra = at[0].record ? at[0] : at[1];
+          f.ranks = extra.ranks;
+          f.details["named"] = "the side that issued the extra collective";
+          f.message += ": " + RankPhrase(extra.ranks) + " issued the extra collective and " +
+                       (extra.ranks.size() == 1 ? "is" : "are") + " named";
+        } else {
+          // Nothing says which side is wrong: every rank that disagrees is named.
+          std::set<int> all;
+          for (const SeqGroup& g : at) all.insert(g.ranks.begin(), g.ranks.end());
+          f.ranks.assign(all.begin(), all.end());
+          f.message += ": the records cannot tell which side is wrong, so every rank that disagrees is named";
+        }
       }
       f.details["group"] = group;
       f.details["collective_seq"] = std::to_string(seq);

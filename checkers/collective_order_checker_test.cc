@@ -149,8 +149,9 @@ TEST(CollectiveOrderCheckerTest, SubGroupsAreComparedAmongTheirMembers) {
   EXPECT_EQ(f[0].details.at("group"), "slice1");
   EXPECT_EQ(f[0].details.at("collective_seq"), "2");
   EXPECT_EQ(f[0].step, 2);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{3}));  // two members: no majority, rank 2's group is the reference
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2, 3}));  // two members, no majority: both named
   EXPECT_EQ(f[0].details.at("majority"), "none");
+  EXPECT_NE(f[0].message.find("every rank that disagrees is named"), std::string::npos) << f[0].message;
 }
 
 // A data-parallel run in 2 slices of 2 ranks (ddp/slices=2): the gradients are reduce-scattered

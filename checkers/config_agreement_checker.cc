@@ -88,9 +88,18 @@ std::vector<Finding> ConfigAgreementChecker::Check(const CheckContext& context) 
     }
     f.message += " where " + RanksText(majority->second) + (majority->second.size() == 1 ? " has " : " have ") + "\"" +
                  majority->first + "\"";
-    std::sort(f.ranks.begin(), f.ranks.end());
     f.details["field"] = field.name;
-    f.details["majority"] = majority->first;
+    if (majority->second.size() * 2 > field.values.size()) {
+      f.details["majority"] = majority->first;
+    } else {
+      // No majority: nothing says which value is the odd one, so every rank is named.
+      f.ranks.insert(f.ranks.end(), majority->second.begin(), majority->second.end());
+      f.message += "; no majority among " + std::to_string(field.values.size()) +
+                   " ranks: every rank that disagrees is named";
+      f.details["majority"] = "none";
+      f.details["most_common"] = majority->first;
+    }
+    std::sort(f.ranks.begin(), f.ranks.end());
     findings.push_back(std::move(f));
   }
   return findings;

@@ -67,13 +67,15 @@ TEST(ConfigAgreementCheckerTest, AVariableSetOnSomeRanksOnlyAndScalarsCount) {
   EXPECT_EQ(f[2].details.at("majority"), "(unset)");
 }
 
-// Two ranks, two values: no majority, so rank 0's value stands for the run and rank 1 is named.
-TEST(ConfigAgreementCheckerTest, WithoutAMajorityTheLowestRankStands) {
+// Two ranks, two values: no majority, so nothing says which rank is odd: both are named.
+TEST(ConfigAgreementCheckerTest, WithoutAMajorityEveryRankThatDisagreesIsNamed) {
   CannedRun run = Agreeing(2);
   run.traces[1].header.environment["NCCL_ALGO"] = "Tree";
   auto f = ConfigAgreementChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(f[0].details.at("majority"), "none");
+  EXPECT_NE(f[0].message.find("no majority among 2 ranks"), std::string::npos) << f[0].message;
 }
 
 }  // namespace

@@ -46,6 +46,21 @@ TEST(ExpectationMatcherTest, MatchesOnCheckerStepRankSetAndTensorGlob) {
   EXPECT_FALSE(Matches(Expect("replica_weights"), error));
 }
 
+// A finding without a majority names every side: an expectation of the rank at fault matches when
+// that rank is among them (a 2-rank run of an injection on rank 1 names ranks 0 and 1).
+TEST(ExpectationMatcherTest, ANoMajorityFindingMatchesTheRanksAmongItsSides) {
+  Finding f = MakeFinding("replica_weights", 3, {0, 1});
+  f.details["majority"] = "none";
+  EXPECT_TRUE(Matches(Expect("replica_weights", 3, {1}), f));
+  EXPECT_TRUE(Matches(Expect("replica_weights", 3, {0, 1}), f));
+  EXPECT_FALSE(Matches(Expect("replica_weights", 3, {2}), f));
+  f.details.erase("majority");
+  EXPECT_FALSE(Matches(Expect("replica_weights", 3, {1}), f)) << "with a majority the ranks are exact";
+  f.details["majority"] = "none";
+  f.details["named"] = "the side that issued the extra collective";
+  EXPECT_FALSE(Matches(Expect("replica_weights", 3, {1}), f)) << "a side the records named is exact too";
+}
+
 TEST(ExpectationMatcherTest, NoExpectations) {
   std::vector<Finding> none;
   EXPECT_EQ(MatchExpectations({}, none).outcome, Outcome::kPass);

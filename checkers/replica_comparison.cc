@@ -55,8 +55,14 @@ namespace {
 // null where that rank lacks it (missing). A divergence, if any, goes to `out`.
 void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, const std::vector<int>& members,
                    const std::vector<const TensorRecord*>& held, const std::shared_ptr<const ReplicaGroup>& group,
-                   std::vector<TensorDivergence>& out) {
+                   std::vector<TensorDivergence>& out, ComparedCells* compared) {
   if (members.size() < 2) return;
+  if (compared != nullptr &&
+      std::count_if(held.begin(), held.end(), [](const TensorRecord* t) { return t != nullptr; }) >= 2) {
+    ++compared->cells;
+    compared->tensors.insert(tensor);
+    compared->groups.insert(group == nullptr ? std::vector<int>{} : group->ranks);
+  }
   std::vector<DigestGroup> groups;
   for (size_t i = 0; i < members.size(); ++i) {
     const TensorRecord* t = held[i];
@@ -96,7 +102,8 @@ void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, con
 }  // namespace
 
 std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
-                                                TensorKind kind) {
+                                                TensorKind kind, ComparedCells* compared) {
+  const int64_t cells_before = compared != nullptr ? compared->cells : 0;
   std::vector<int> ranks;  // ranks that recorded this step, increasing
   std::vector<std::vector<const TensorRecord*>> listed;  // per rank: its tensors of `kind`, recording order
   for (size_t r = 0; r < records.size(); ++r) {
@@ -165,7 +172,7 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
       for (const TensorRecord*& t : held) {
         if (t != nullptr && t->group != nullptr) t = nullptr;
       }
-      CompareWithin(step, tensor, kind, ranks, held, nullptr, out);
+      CompareWithin(step, tensor, kind, ranks, held, nullptr, out, compared);
     }
     // Each replica group: its members that recorded the step must hold it, in that group.
     for (const std::shared_ptr<const ReplicaGroup>& g : replica_groups) {
@@ -178,9 +185,10 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
         members.push_back(r);
         held.push_back(t != nullptr && SameReplicaGroup(t->group, g) ? t : nullptr);
       }
-      CompareWithin(step, tensor, kind, members, held, g, out);
+      CompareWithin(step, tensor, kind, members, held, g, out, compared);
     }
   }
+  if (compared != nullptr && compared->cells > cells_before) ++compared->steps;
   return out;
 }
 
@@ -218,7 +226,7 @@ class ReplicaJudge : public StepJudge {
  public:
   explicit ReplicaJudge(ReplicaComparison what) : what_(std::move(what)) {}
   void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
-    std::vector<TensorDivergence> at = DivergencesAtStep(step, records, what_.kind);
+    std::vector<TensorDivergence> at = DivergencesAtStep(step, records, what_.kind, &compared_);
     if (at.empty()) {
       if (first_.empty()) NoteAgreedStep(step, records);
       return;
@@ -234,6 +242,15 @@ class ReplicaJudge : public StepJudge {
     }
   }
   std::vector<Finding> Finish(const CheckContext&) override;
+  std::optional<CheckerCoverage> Coverage() const override {
+    CheckerCoverage c;
+    c.kind = ToString(what_.kind);
+    c.tensors = static_cast<int64_t>(compared_.tensors.size());
+    c.steps = compared_.steps;
+    c.groups = static_cast<int64_t>(compared_.groups.size());
+    c.comparisons = compared_.cells;
+    return c;
+  }
 
  private:
   // A step before the first divergence of this kind: whether the parameters agreed at it too
@@ -249,6 +266,7 @@ class ReplicaJudge : public StepJudge {
   }
 
   ReplicaComparison what_;
+  ComparedCells compared_;
   std::vector<TensorDivergence> first_;
   DivergenceFacts facts_;
   int64_t steps_before_ = 0;
@@ -277,6 +295,9 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   f.step = first_step;
   f.tensor = at_step.front()->tensor;
   std::set<int> odd;
+  // Without a majority the digests cannot tell which side is wrong: every rank that disagrees is
+  // named, never the side opposite the lowest rank alone (a 2-rank edit on rank 0 named rank 1).
+  std::set<int> disagreeing;
   std::set<std::string> tensor_names;
   bool all_have_majority = true;
   double max_rel = 0.0;
@@ -286,6 +307,11 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   for (const TensorDivergence* d : at_step) {
     if (tensor_names.insert(d->tensor).second && f.tensors.size() < kMaxTensorsInFinding) f.tensors.push_back(d->tensor);
     odd.insert(d->odd_ranks.begin(), d->odd_ranks.end());
+    if (d->has_majority) {
+      disagreeing.insert(d->odd_ranks.begin(), d->odd_ranks.end());
+    } else {
+      for (const DigestGroup& g : d->groups) disagreeing.insert(g.ranks.begin(), g.ranks.end());
+    }
     all_have_majority = all_have_majority && d->has_majority;
     for (const DigestGroup& g : d->groups) {
       if (!g.digest) missing.push_back(d->tensor + " on " + RankPhrase(g.ranks));
@@ -302,7 +328,8 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
       have_rel = true;
     }
   }
-  f.ranks.assign(odd.begin(), odd.end());
+  f.ranks = all_have_majority ? std::vector<int>(odd.begin(), odd.end())
+                               : std::vector<int>(disagreeing.begin(), disagreeing.end());
 
   const TensorDivergence& first = *at_step.front();
   const size_t differ = tensor_names.size();
@@ -326,13 +353,9 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   } else {
     int compared = 0;
     for (const DigestGroup& g : first.groups) compared += static_cast<int>(g.ranks.size());
-    if (first.group == nullptr) {
-      msg += "; no majority among " + std::to_string(compared) + " ranks, so " + RankPhrase(f.ranks) +
-             " (outside rank " + std::to_string(first.groups.front().ranks.front()) + "'s group) named";
-    } else {
-      msg += "; no majority among the " + std::to_string(compared) + " ranks of the group, so " + RankPhrase(f.ranks) +
-             " (not on the side of the lowest rank of their group) named";
-    }
+    msg += "; no majority among " + std::string(first.group == nullptr ? "" : "the ") + std::to_string(compared) +
+           " ranks" + (first.group == nullptr ? "" : " of the group") + ": the records cannot tell which side is wrong, so " +
+           "every rank that disagrees is named (" + RankPhrase(f.ranks) + ")";
     msg += "; groups of " + first.tensor + ": " + DescribeGroups(first);
     f.details["majority"] = "none";
   }

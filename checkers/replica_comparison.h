@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,20 @@ struct TensorDivergence {
 // recorded the step (one that lacks it is missing); one without, across all of them.
 std::vector<TensorDivergence> FindDivergences(const std::vector<RankTrace>& traces, TensorKind kind);
 
+// What the comparisons covered, summed over the steps fed: a cell counts where at least two ranks
+// that must agree held the tensor. Memory grows with tensors and groups, never with steps.
+struct ComparedCells {
+  std::set<std::string> tensors;
+  std::set<std::vector<int>> groups;  // a replica group's ranks; {} for "every rank of the step"
+  int64_t steps = 0;
+  int64_t cells = 0;
+};
+
 // The divergent cells of `kind` at one step: records[r] is rank r's record of it, or null.
-// Fewer than two records: none. FindDivergences is this, step after step.
+// Fewer than two records: none. FindDivergences is this, step after step. `compared`, when
+// given, gains what this step compared.
 std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
-                                                TensorKind kind);
+                                                TensorKind kind, ComparedCells* compared = nullptr);
 
 // Below this relative norm difference a divergence is called rounding-level in the message.
 inline constexpr double kRoundingLevelRelDiff = 1e-5;

@@ -70,6 +70,39 @@ TEST(ReplicaComparisonTest, ShardedTensorsAreNotCompared) {
   EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kOptimizerState).empty());
 }
 
+// A pass says what it judged: the judge counts the tensors, steps and groups it compared.
+TEST(ReplicaComparisonTest, TheJudgeCountsWhatItCompared) {
+  CannedRun run(4, 5);
+  auto judge = StartReplicaJudge(ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  EXPECT_TRUE(JudgeInMemory(*judge, "replica_weights", run.Context()).empty());
+  const std::optional<CheckerCoverage> c = judge->Coverage();
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kind, "param");
+  EXPECT_EQ(c->tensors, 3);  // w0..w2
+  EXPECT_EQ(c->steps, 6);    // steps 0..5
+  EXPECT_EQ(c->groups, 1);   // every rank
+  EXPECT_EQ(c->comparisons, 18);
+}
+
+// A fully sharded program (FSDP2 on 2 ranks): nothing replicated, nothing compared, and the
+// coverage says so instead of a bare pass.
+TEST(ReplicaComparisonTest, NothingReplicatedIsCountedAsNothingCompared) {
+  CannedRun run(2, 3);
+  for (auto& t : run.traces) {
+    for (auto& s : t.steps) {
+      for (auto& rec : s.tensors) {
+        if (rec.kind == TensorKind::kParam) rec.replicated = false;
+      }
+    }
+  }
+  auto judge = StartReplicaJudge(ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  EXPECT_TRUE(JudgeInMemory(*judge, "replica_weights", run.Context()).empty());
+  ASSERT_TRUE(judge->Coverage().has_value());
+  EXPECT_EQ(judge->Coverage()->tensors, 0);
+  EXPECT_EQ(judge->Coverage()->steps, 0);
+  EXPECT_EQ(judge->Coverage()->groups, 0);
+}
+
 TEST(ReplicaComparisonTest, RanksAreComparedOnlyAtTheStepsTheyRecorded) {
   CannedRun run(3, 4);
   run.Cut(1, 2);
@@ -98,8 +131,11 @@ TEST(ReplicaComparisonTest, TwoRanksHaveNoMajorityAndTheMessageListsTheGroups) {
   run.Diverge(1, TensorKind::kParam, "w1", 2);
   auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  // Rank 1 edited, but two digests cannot say which: both ranks are named, never rank 0 alone or
+  // rank 1 alone by the accident of which is lower.
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(f[0].details.at("majority"), "none");
+  EXPECT_NE(f[0].message.find("every rank that disagrees is named"), std::string::npos) << f[0].message;
   EXPECT_NE(f[0].message.find("no majority among 2 ranks"), std::string::npos) << f[0].message;
   const std::string groups = f[0].details.at("groups");
   EXPECT_NE(groups.find("rank 0: " + run.Tensor(0, 2, TensorKind::kParam, "w1").digest.ToHex()), std::string::npos) << groups;
@@ -182,7 +218,7 @@ TEST(ReplicaComparisonTest, ARankThatLeavesItsReplicaGroupIsFoundWithinIt) {
   auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].step, 2);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{3}));
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1, 3}));  // a group of two: no majority, both named
   EXPECT_NE(f[0].message.find("within a replica group (first: w0, replica group {1, 3} on mesh dim replicate)"),
             std::string::npos) << f[0].message;
   EXPECT_EQ(f[0].details.at("replica_groups"), "{1, 3} on mesh dim replicate");
@@ -245,7 +281,7 @@ TEST(ReplicaComparisonTest, EveryGroupThatDivergedIsNamedAndTheTensorCountedOnce
   run.Diverge(3, TensorKind::kParam, "w0", 1);
   auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1, 2, 3}));  // groups of two: no majority in either
   EXPECT_EQ(f[0].tensors, (std::vector<std::string>{"w0"}));
   EXPECT_EQ(f[0].details.at("divergent_tensors"), "1");
   EXPECT_NE(f[0].message.find("1 tensor differs within a replica group"), std::string::npos) << f[0].message;

@@ -27,7 +27,7 @@ TEST(ReplicaWeightsCheckerTest, FiresAtStepZeroForUnbroadcastInit) {
   EXPECT_EQ(f[0].step, 0);
   EXPECT_EQ(f[0].tensor, "w0");
   EXPECT_EQ(f[0].tensors.size(), 3u);
-  EXPECT_EQ(f[0].ranks, (std::vector<int>{1, 2, 3}));  // no majority: everyone but rank 0
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1, 2, 3}));  // no majority: every rank disagrees
   EXPECT_NE(f[0].message.find("after initialization"), std::string::npos) << f[0].message;
 }
 

@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "harness/result/finding.h"
+#include "harness/result/run_result.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trace/trace_record.h"
 
@@ -43,6 +45,9 @@ class StepJudge {
   // After the last step. `context` holds the folded traces (headers, footers, collectives, steps
   // whose tensors may already be gone): a judge reads tensors only in OnStep.
   virtual std::vector<Finding> Finish(const CheckContext& context) = 0;
+  // What it compared over the steps fed (CheckerCoverage), for the verdict; nullopt where the
+  // judge does not count (it compares no replicas).
+  virtual std::optional<CheckerCoverage> Coverage() const { return std::nullopt; }
 };
 
 // Drives `judge` over the traces in `context` (every step any rank with data recorded, in order)

@@ -1,6 +1,7 @@
 #include "probe/catalog_expectation.h"
 
 #include <algorithm>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +88,7 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
       c.findings.push_back(std::move(e));
     }
     c.also = j.value("also", std::vector<std::string>{});
+    if (j.contains("compared")) c.compared_tensors = j["compared"].get<std::map<std::string, int64_t>>();
   } catch (const json::exception& e) {
     return InvalidArgumentError(where + ": " + e.what());
   }

@@ -17,7 +17,8 @@
 //        "cause_contains": ["..."]}    // optional (cause: Finding::cause, checkers/divergence_cause.h;
 //                                      // "no_cause": true instead: the finding must have none)
 //     ],
-//     "also": ["replica_weights"]      // checkers that may report the bug's consequences too
+//     "also": ["replica_weights"],     // checkers that may report the bug's consequences too
+//     "compared": {"replica_weights": 2}  // tensors each named checker compared (optional)
 //   }
 //
 // Any finding of a checker that is neither expected nor in `also` is a mismatch: a clean
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +56,9 @@ struct CatalogExpectation {
   std::optional<double> hang_timeout_s;  // `lockstep exec --hang-timeout`; unset: the test's default
   std::vector<ExpectedFinding> findings;
   std::vector<std::string> also;
+  // Checker -> how many tensors its verdict says it compared (CheckerVerdict::judged): 0 for a
+  // program with nothing replicated of that kind, which passes only by saying so.
+  std::map<std::string, int64_t> compared_tensors;
 };
 
 // Reads `<dir>/<name>.expect.json`; `program` is `<dir>/<name>.py`. Errors name the file and

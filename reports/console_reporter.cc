@@ -81,8 +81,10 @@ void ConsoleReporter::OnScenarioStart(const std::string& id, int ranks, int64_t 
   std::lock_guard<std::mutex> lock(mu_);
   ClearBar();
   started_at_[id] = clock_();
-  out_ << "[ RUN  ] " << id << " (" << ranks << (ranks == 1 ? " rank, " : " ranks, ") << steps
-       << (steps == 1 ? " step)" : " steps)") << "\n" << std::flush;
+  out_ << "[ RUN  ] " << id << " (" << ranks << (ranks == 1 ? " rank" : " ranks");
+  // A user's program (exec) decides its own steps: no count until they are recorded.
+  if (steps > 0) out_ << ", " << steps << (steps == 1 ? " step" : " steps");
+  out_ << ")\n" << std::flush;
 }
 
 void ConsoleReporter::OnProgress(const std::string& id, int64_t step, int64_t steps) {
@@ -126,13 +128,19 @@ void ConsoleReporter::OnScenarioEnd(const ScenarioResult& result) {
     }
   } else {
     out_ << " " << ShortSeconds(result.duration_s);
+    // A pass that compared no replicated parameter says so: it is not the pass it looks like.
+    if (const std::string nothing = NothingComparedNote(result); !nothing.empty()) out_ << ": " << nothing;
     if (result.outcome == Outcome::kXfail) {
       if (const Finding* f = KeyFinding(result)) out_ << " (expected: " << FindingHeadline(*f) << ")";
     } else if (result.outcome == Outcome::kSkipped && !result.reason.empty()) {
       out_ << ": " << result.reason;
     }
   }
-  out_ << "\n" << std::flush;
+  out_ << "\n";
+  if (const std::string judged = JudgedSummary(result); !judged.empty()) {
+    out_ << "  " << result.steps << (result.steps == 1 ? " step" : " steps") << " recorded; compared: " << judged << "\n";
+  }
+  out_ << std::flush;
 }
 
 Status ConsoleReporter::Render(const RunResult& result, std::ostream& out) const {

@@ -136,5 +136,42 @@ TEST(ConsoleReporterTest, AnErrorFindingSaysWhatBroke) {
   EXPECT_EQ(out.str(), "[ ERROR] ddp: reference: the reference run did not complete: crash rank 0: killed by signal 9\n");
 }
 
+// A program's own steps (exec): the RUN line gives no step count before any is recorded, and
+// the closing line says how many were recorded and what each checker compared.
+TEST(ConsoleReporterTest, SaysWhatEachCheckerComparedAndTheStepsRecorded) {
+  ScenarioResult s;
+  s.id = "train";
+  s.ranks = 2;
+  s.steps = 6;
+  s.duration_s = 1.0;
+  s.checkers.push_back({"replica_weights", Outcome::kPass, 0.0, "", CheckerCoverage{"param", 4, 6, 1, 24}});
+  s.checkers.push_back({"crash", Outcome::kPass, 0.0, ""});
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnScenarioStart("train", 2, 0);
+  console.OnScenarioEnd(s);
+  EXPECT_EQ(out.str(),
+            "[ RUN  ] train (2 ranks)\n"
+            "[ PASS ] train 1.0s\n"
+            "  6 steps recorded; compared: replica_weights: 4 param tensors in 6 steps, 1 group\n");
+}
+
+// FSDP2 on 2 ranks shards every parameter: the pass says that no parameter was compared.
+TEST(ConsoleReporterTest, APassThatComparedNoParameterSaysSo) {
+  ScenarioResult s;
+  s.id = "fsdp2";
+  s.steps = 5;
+  s.duration_s = 1.0;
+  s.checkers.push_back({"replica_weights", Outcome::kPass, 0.0, "", CheckerCoverage{"param", 0, 0, 0, 0}});
+  s.checkers.push_back({"optimizer_state", Outcome::kPass, 0.0, "", CheckerCoverage{"optimizer_state", 2, 5, 1, 10}});
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnScenarioEnd(s);
+  EXPECT_THAT(out.str(), HasSubstr("[ PASS ] fsdp2 1.0s: no parameter had a replica to compare (replica_weights "
+                                   "compared nothing)\n"));
+  EXPECT_THAT(out.str(), HasSubstr("replica_weights: no param tensor held by two ranks that must agree; "
+                                   "optimizer_state: 2 optimizer_state tensors in 5 steps, 1 group"));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -223,7 +223,7 @@ void FindingsTable(std::ostream& out, const ScenarioResult& s) {
     out << "<tr><td>" << HtmlEscape(f.checker) << "</td><td class=\""
         << (f.outcome == FindingOutcome::kExpected ? "good" : "bad") << "\">" << ToString(f.outcome)
         << "</td><td class=\"num\">" << (f.step ? std::to_string(*f.step) : "") << "</td><td>"
-        << HtmlEscape(f.tensor) << "</td><td>" << (f.ranks.empty() ? "" : RanksText(f.ranks)) << "</td><td>"
+        << HtmlEscape(f.tensor) << "</td><td>" << (f.ranks.empty() ? "" : HtmlEscape(FindingRanksText(f))) << "</td><td>"
         << "<pre>" << HtmlEscape(message) << "</pre>";
     // The cause under the message, outside the scrolling <pre>: seen without expanding anything.
     if (!f.cause.empty()) out << "<div class=\"cause\">" << HtmlEscape(CauseLine(f)) << "</div>";
@@ -239,8 +239,12 @@ void Verdicts(std::ostream& out, const ScenarioResult& s) {
     const CheckerVerdict& v = s.checkers[i];
     out << (i ? ", " : "") << HtmlEscape(v.checker) << " <span class=\"" << OutcomeClass(v.outcome) << "\">"
         << ToString(v.outcome) << "</span>";
+    if (const std::string judged = JudgedText(v); !judged.empty()) out << " (" << HtmlEscape(judged) << ")";
   }
   out << "</p>\n";
+  if (const std::string nothing = NothingComparedNote(s); !nothing.empty()) {
+    out << "<p class=\"note\">" << HtmlEscape(nothing) << "</p>\n";
+  }
 }
 
 void RankLogs(std::ostream& out, const ScenarioResult& s) {

@@ -73,6 +73,21 @@ TEST(HtmlReporterTest, ShowsTheCauseUnderItsFindingAndInTheSummary) {
   EXPECT_EQ(Count(Render(testing::LoadFixture("clean")), "class=\"cause\""), 0u);
 }
 
+// What each checker compared, beside its verdict; a pass that compared no parameter says so.
+TEST(HtmlReporterTest, SaysWhatEachCheckerCompared) {
+  RunResult run = testing::LoadFixture("clean");
+  ASSERT_FALSE(run.scenarios.empty());
+  ScenarioResult& s = run.scenarios[0];
+  s.checkers.clear();
+  s.checkers.push_back({"replica_weights", Outcome::kPass, 0.0, "", CheckerCoverage{"param", 0, 0, 0, 0}});
+  s.checkers.push_back({"optimizer_state", Outcome::kPass, 0.0, "", CheckerCoverage{"optimizer_state", 2, 5, 1, 10}});
+  const std::string html = Render(run);
+  EXPECT_EQ(Count(html, "optimizer_state <span class=\"good\">pass</span> (2 optimizer_state tensors in 5 steps, 1 group)"), 1u)
+      << html;
+  EXPECT_EQ(Count(html, "(no param tensor held by two ranks that must agree)"), 1u);
+  EXPECT_EQ(Count(html, "no parameter had a replica to compare (replica_weights compared nothing)"), 1u);
+}
+
 TEST(HtmlReporterTest, InlinesChartJsForOfflineUse) {
   const std::string html = Render(testing::LoadFixture("clean"), /*inline_chart_js=*/true);
   ASSERT_GT(ChartJsSource().size(), 100000u);

@@ -105,7 +105,7 @@ std::string SectionHead(const ScenarioResult& s) {
 
 std::string FindingRow(const Finding& f) {
   return "| " + Cell(f.checker) + " | " + ToString(f.outcome) + " | " + (f.step ? std::to_string(*f.step) : "") +
-         " | " + Cell(f.tensor) + " | " + (f.ranks.empty() ? "" : RanksText(f.ranks)) + " | " +
+         " | " + Cell(f.tensor) + " | " + (f.ranks.empty() ? "" : Cell(FindingRanksText(f))) + " | " +
          Cell(f.message, kMaxMessageBytes) + (f.cause.empty() ? "" : "<br>**" + Cell(CauseLine(f)) + "**") + " |\n";
 }
 

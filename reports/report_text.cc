@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/trace/trace_record.h"
+
 namespace lockstep {
 
 std::string RanksText(const std::vector<int>& ranks) {
@@ -14,12 +16,54 @@ std::string RanksText(const std::vector<int>& ranks) {
   return out + "]";
 }
 
+std::string FindingRanksText(const Finding& finding) {
+  std::string out = RanksText(finding.ranks);
+  const auto majority = finding.details.find("majority");
+  if (majority != finding.details.end() && majority->second == "none") {
+    const auto named = finding.details.find("named");
+    out += " (no majority: " + (named == finding.details.end() ? std::string("every side named") : named->second) + ")";
+  }
+  return out;
+}
+
 std::string FindingHeadline(const Finding& finding) {
   std::string out = finding.checker;
   if (finding.step) out += " step " + std::to_string(*finding.step);
   if (!finding.tensor.empty()) out += " tensor " + finding.tensor;
-  if (!finding.ranks.empty()) out += " ranks " + RanksText(finding.ranks);
+  if (!finding.ranks.empty()) out += " ranks " + FindingRanksText(finding);
   return out;
+}
+
+std::string JudgedText(const CheckerVerdict& verdict) {
+  if (!verdict.judged) return "";
+  const CheckerCoverage& c = *verdict.judged;
+  if (c.tensors == 0) return "no " + c.kind + " tensor held by two ranks that must agree";
+  return std::to_string(c.tensors) + " " + c.kind + (c.tensors == 1 ? " tensor" : " tensors") + " in " +
+         std::to_string(c.steps) + (c.steps == 1 ? " step, " : " steps, ") + std::to_string(c.groups) +
+         (c.groups == 1 ? " group" : " groups");
+}
+
+std::string JudgedSummary(const ScenarioResult& scenario) {
+  std::string out;
+  for (const CheckerVerdict& v : scenario.checkers) {
+    const std::string text = JudgedText(v);
+    if (!text.empty()) out += (out.empty() ? "" : "; ") + v.checker + ": " + text;
+  }
+  return out;
+}
+
+std::string NothingComparedNote(const ScenarioResult& scenario) {
+  if (IsFailure(scenario.outcome)) return "";
+  std::string silent;
+  bool any_param = false;
+  for (const CheckerVerdict& v : scenario.checkers) {
+    if (!v.judged || v.judged->kind != ToString(TensorKind::kParam)) continue;
+    any_param = true;
+    if (v.judged->tensors != 0) return "";
+    silent += (silent.empty() ? "" : ", ") + v.checker;
+  }
+  if (!any_param) return "";
+  return "no parameter had a replica to compare (" + silent + " compared nothing)";
 }
 
 std::string CauseLine(const Finding& finding) {

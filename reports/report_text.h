@@ -12,8 +12,26 @@ namespace lockstep {
 // "[1, 3]"
 std::string RanksText(const std::vector<int>& ranks);
 
+// A finding's ranks, "[1, 3]", and when no majority decided which side is wrong (its detail
+// `majority: none`), "[0, 1] (no majority: every side named)": the ranks then are every rank that
+// disagrees, and no format may let them read as the culprits. Where the records still told one
+// side (its detail `named`), that reason instead.
+std::string FindingRanksText(const Finding& finding);
+
 // "<checker> step S tensor T ranks [..]", leaving out what the finding does not have.
 std::string FindingHeadline(const Finding& finding);
+
+// What a checker compared: "4 param tensors in 6 steps, 1 group" (nothing: "no param tensor held by
+// two ranks that must agree"); "" when the verdict does not say.
+std::string JudgedText(const CheckerVerdict& verdict);
+
+// "replica_weights: 4 param tensors in 6 steps, 1 group; synced_grads: ..." over the verdicts
+// that say what they compared; "" when none does.
+std::string JudgedSummary(const ScenarioResult& scenario);
+
+// For a scenario that passed although no parameter had a replica to compare (a fully sharded
+// program): "no parameter had a replica to compare (replica_weights compared nothing)"; else "".
+std::string NothingComparedNote(const ScenarioResult& scenario);
 
 // "cause: <what probably went wrong>" (Finding::cause), or "" when the finding has none: the
 // line every format shows beside the message, without expanding anything.

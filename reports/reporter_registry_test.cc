@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reports/console_reporter.h"
+#include "reports/github_annotations.h"
 #include "reports/golden_file_testutil.h"
+#include "reports/report_text.h"
 #include "harness/core/testing/temp_dir.h"
 
 namespace lockstep {
@@ -91,6 +94,51 @@ TEST(ReporterRegistryTest, RenderToFileWritesEachFormat) {
     ASSERT_TRUE((*reporter)->Render(result, expected).ok());
     EXPECT_EQ(testing::ReadFileOrEmpty(path), expected.str()) << name;
   }
+}
+
+// A finding that names every side because no majority decided (2 ranks, an edit on rank 0) says
+// so wherever its ranks appear: the console, JUnit, Markdown, annotations and HTML alike, so that
+// "ranks [0, 1]" never reads as two culprits (nor, before, "ranks [1]" as the one).
+TEST(ReporterRegistryTest, EveryFormatSaysWhenNoMajorityDecidedTheRanks) {
+  RunResult result = testing::LoadFixture("mixed");
+  // The finding each format leads with: the first failing scenario's key finding.
+  Finding* f = nullptr;
+  for (ScenarioResult& s : result.scenarios) {
+    if (f != nullptr || !IsFailure(s.outcome)) continue;
+    for (Finding& x : s.findings) {
+      if (f == nullptr && &x == KeyFinding(s)) f = &x;
+    }
+  }
+  ASSERT_NE(f, nullptr);
+  f->ranks = {0, 1};
+  f->details["majority"] = "none";
+  const std::string said = "ranks [0, 1] (no majority: every side named)";
+  for (const std::string& name : ReporterNames()) {
+    auto reporter = MakeReporter(name);
+    ASSERT_TRUE(reporter.ok());
+    std::ostringstream out;
+    ASSERT_TRUE((*reporter)->Render(result, out).ok()) << name;
+    if (name == "json") {
+      EXPECT_THAT(out.str(), HasSubstr("\"majority\": \"none\"")) << name;
+    } else if (name == "html" || name == "markdown") {
+      EXPECT_THAT(out.str(), HasSubstr("[0, 1] (no majority: every side named)")) << name;
+    } else {
+      EXPECT_THAT(out.str(), HasSubstr(said)) << name;
+    }
+  }
+  std::ostringstream console_out;
+  ConsoleReporter console(console_out, /*interactive=*/false, [] { return 0.0; });
+  for (const ScenarioResult& s : result.scenarios) console.OnScenarioEnd(s);  // the live lines
+  EXPECT_THAT(console_out.str(), HasSubstr(said));
+  std::string annotations;
+  for (const std::string& line : GithubAnnotations(result)) annotations += line + "\n";
+  EXPECT_THAT(annotations, HasSubstr(said));
+
+  f->details["named"] = "the side that issued the extra collective";
+  f->ranks = {1};
+  std::ostringstream md;
+  ASSERT_TRUE((*MakeReporter("markdown"))->Render(result, md).ok());
+  EXPECT_THAT(md.str(), HasSubstr("[1] (no majority: the side that issued the extra collective)"));
 }
 
 TEST(ReporterRegistryTest, UnwritablePathIsAnIoError) {

@@ -26,6 +26,7 @@ struct ExecFlags {
   std::string out;
   std::string launcher = "local";
   double hang_timeout_s = 0;
+  double quiet_timeout_s = 0;
   double startup_timeout_s = 0;
   std::string name;
   bool reuse_out = false;
@@ -104,14 +105,19 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->capture_default_str()
       ->check(CLI::IsMember(NameList<LauncherKind>()));
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
-                  "Seconds without a new record on any rank (step, collective, heartbeat) before the run is a "
-                  "hang (default 30)")
+                  "Seconds without a new record on any rank (step, collective) while the ranks wait on each "
+                  "other (inside a collective a peer has not reached or that never completes, or using no CPU) "
+                  "before the run is a hang (default 30)")
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
+  cmd->add_option("--quiet-timeout", flags->quiet_timeout_s,
+                  "Seconds without a new record on any rank while some rank still computes outside any "
+                  "collective (an evaluation, a checkpoint, data loading) before the run is a hang (default 1800)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_option("--startup-timeout", flags->startup_timeout_s,
                   "Seconds every rank may take to its first optimizer step (imports, data, model) (default 300)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_option("--name", flags->name,
-                  "Scenario id in the report and folder name under --out (default: the script's stem, "
+                  "Scenario id in the report and folder name under --out (default: the stem of the program's own script, the last .py a wrapper hands on: "
                   "'train' for train.py)")
       ->type_name("ID");
   cmd->add_flag("--reuse-out", flags->reuse_out,
@@ -191,6 +197,11 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   << " to use another): a Python program will write no trace\n";
             }
             AddRecorderEnv(recorders.value(), recorder_dir, exec.recorder_env, &notes);
+            // torchrun's own notice, as torchrun gives it: the ranks would otherwise run several
+            // times slower here than under torchrun (one OpenMP thread per core in every rank).
+            if (LocalSetsOmpNumThreads(exec.launcher, flags->ranks, exec.recorder_env)) {
+              notes.push_back(std::string(kOmpNumThreadsNotice) + " (OMP_NUM_THREADS=1, as torchrun sets it)");
+            }
             for (const std::string& note : notes) err << "lockstep exec: note: " << note << "\n";
             ExecProgram rank_program(exec);
 
@@ -210,6 +221,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             options.out_dir = flags->out;
             options.launcher = exec.launcher;
             if (flags->hang_timeout_s > 0) options.overrides.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->quiet_timeout_s > 0) options.overrides.quiet_timeout_s = flags->quiet_timeout_s;
             if (flags->startup_timeout_s > 0) options.overrides.startup_timeout_s = flags->startup_timeout_s;
             options.mpirun_args = flags->mpirun_args;
             for (const auto& arg : env.command_line) {

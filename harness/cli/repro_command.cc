@@ -225,6 +225,7 @@ Status ReRun(const ReproFlags& flags, const RunResult& report, const ReproPlan& 
   spec.trace_dir = repro_dir / "traces";
   spec.log_dir = repro_dir / "logs";
   spec.hang_timeout_s = plan.scenario.hang_timeout_s;
+  spec.quiet_timeout_s = plan.scenario.quiet_timeout_s;
   spec.startup_timeout_s = plan.scenario.startup_timeout_s;
   spec.timeout_s = plan.scenario.timeout_s;
   spec.mpirun_args = flags.mpirun_args;

@@ -27,6 +27,7 @@ struct RunFlags {
   std::string device;
   int ranks = 0;  // 0: each scenario's own
   double hang_timeout_s = 0;
+  double quiet_timeout_s = 0;
   double startup_timeout_s = 0;
   bool fail_fast = false;
   std::string compare;  // "" (post-run unless --fail-fast), post-run, in-band
@@ -73,7 +74,12 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
       ->check(CLI::Range(1, static_cast<int>(kMaxRanks)))
       ->type_name("N");
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
-                  "Seconds without progress on any rank before the run is declared hung (overrides hang_timeout_s)")
+                  "Seconds without progress on any rank, while the ranks wait on each other (inside a collective, "
+                  "or using no CPU), before the run is declared hung (overrides hang_timeout_s)")
+      ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
+  cmd->add_option("--quiet-timeout", flags->quiet_timeout_s,
+                  "Seconds without progress on any rank while some rank still computes outside any collective (an "
+                  "evaluation, a checkpoint) before the run is declared hung (overrides quiet_timeout_s)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_option("--startup-timeout", flags->startup_timeout_s,
                   "Seconds every rank may take to start (communicator, model, initial broadcast: up to its "
@@ -120,6 +126,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             if (!flags->device.empty()) options.overrides.device = *FromString<Device>(flags->device);
             if (flags->ranks > 0) options.overrides.ranks = flags->ranks;
             if (flags->hang_timeout_s > 0) options.overrides.hang_timeout_s = flags->hang_timeout_s;
+            if (flags->quiet_timeout_s > 0) options.overrides.quiet_timeout_s = flags->quiet_timeout_s;
             if (flags->startup_timeout_s > 0) options.overrides.startup_timeout_s = flags->startup_timeout_s;
             options.fail_fast = *compare == CompareMode::kInBand;
             options.overrides.extra_checks = flags->checks;

@@ -1,5 +1,7 @@
 #include "harness/core/proc_stat.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,16 +18,31 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   std::istringstream rest(line.substr(close + 1));
   ProcStat stat;
   stat.pid = pid;
-  long long ppid = 0, pgrp = 0;
+  long long ppid = 0, pgrp = 0, cutime = 0, cstime = 0;
   std::string skip;
   rest >> stat.state >> ppid >> pgrp;
-  // Fields 6..21 (session .. itrealvalue), then 22: starttime.
-  for (int field = 6; field <= 21; ++field) rest >> skip;
+  // Fields 6..13 (session .. cmajflt), 14..17 (utime, stime, cutime, cstime; the children's may
+  // be negative in principle: signed), 18..21 (priority .. itrealvalue), 22: starttime.
+  for (int field = 6; field <= 13; ++field) rest >> skip;
+  rest >> stat.utime >> stat.stime >> cutime >> cstime;
+  for (int field = 18; field <= 21; ++field) rest >> skip;
   rest >> stat.start_time;
   if (!rest) return std::nullopt;
   stat.ppid = static_cast<pid_t>(ppid);
   stat.pgid = static_cast<pid_t>(pgrp);
+  stat.cutime = cutime > 0 ? static_cast<uint64_t>(cutime) : 0;
+  stat.cstime = cstime > 0 ? static_cast<uint64_t>(cstime) : 0;
   return stat;
+}
+
+double CpuSeconds(const ProcStat& stat, bool children) {
+  static const double ticks_per_s = [] {
+    const long t = ::sysconf(_SC_CLK_TCK);
+    return t > 0 ? static_cast<double>(t) : 100.0;
+  }();
+  uint64_t ticks = stat.utime + stat.stime;
+  if (children) ticks += stat.cutime + stat.cstime;
+  return static_cast<double>(ticks) / ticks_per_s;
 }
 
 }  // namespace lockstep

@@ -1,5 +1,6 @@
-// One line of /proc/<pid>/stat, read in one place: the lifeline (is the harness still there?)
-// and the launcher's process tree (whose children are these?) both need it.
+// One line of /proc/<pid>/stat, read in one place: the lifeline (is the harness still there?),
+// the launcher's process tree (whose children are these?) and its hang judgement (does a rank
+// that records nothing still compute?) all need it.
 #pragma once
 
 #include <sys/types.h>
@@ -15,7 +16,13 @@ struct ProcStat {
   pid_t pgid = 0;
   char state = '?';         // 'R', 'S', 'Z', ...
   uint64_t start_time = 0;  // clock ticks after boot: tells a reused pid from the original
+  // CPU time in clock ticks (sysconf(_SC_CLK_TCK)): its own, user and system, and that of its
+  // children it has waited for.
+  uint64_t utime = 0, stime = 0, cutime = 0, cstime = 0;
 };
+
+// The CPU seconds a ProcStat's times add up to (own, and reaped children's when `children`).
+double CpuSeconds(const ProcStat& stat, bool children);
 
 // nullopt when the process does not exist (or its stat line cannot be parsed).
 std::optional<ProcStat> ReadProcStat(pid_t pid);

@@ -37,6 +37,14 @@ constexpr const char* kRedirectScript =
 // The same for a rank that torchrun (or accelerate launch) started: torchrun names it in RANK.
 constexpr const char* kTorchrunRedirectScript = "exec \"$0\" \"$@\" >\"$LOCKSTEP_LOG_DIR/rank-${RANK:-0}.log\" 2>&1";
 
+// accelerate launch sets ACCELERATE_USE_CPU in each rank's environment from its own --cpu, which
+// with --multi_gpu is never set (--cpu would start one process): the ranks' wrapper sets it again
+// from LOCKSTEP_ACCELERATE_USE_CPU (AccelerateRanksUseCpu).
+constexpr const char* kAccelerateRedirectScript =
+    "if [ -n \"$LOCKSTEP_ACCELERATE_USE_CPU\" ]; then export ACCELERATE_USE_CPU=\"$LOCKSTEP_ACCELERATE_USE_CPU\"; fi; "
+    "exec \"$0\" \"$@\" >\"$LOCKSTEP_LOG_DIR/rank-${RANK:-0}.log\" 2>&1";
+constexpr const char* kAccelerateUseCpuEnv = "LOCKSTEP_ACCELERATE_USE_CPU";
+
 // Where torchrun's ranks meet: spec.env's MASTER_ADDR and MASTER_PORT when given, else this host
 // and a port free a moment ago.
 std::string MasterAddr(const LaunchSpec& spec) {
@@ -182,7 +190,9 @@ LaunchCommand AccelerateCommand(const LaunchSpec& spec, const std::string& accel
   cmd.env = CommonRankEnv(spec);
   cmd.env[kLogDirEnv] = spec.log_dir.string();
   // --multi_gpu is Accelerate's name for "N processes through torchrun" (its --cpu alone starts
-  // one process); without a GPU the ranks run on CPU with gloo.
+  // one process). Without a GPU, an Accelerator that was not built with cpu=True would see no
+  // device and run each rank alone, undistributed: ACCELERATE_USE_CPU makes it MULTI_CPU (gloo).
+  if (const std::optional<std::string> use_cpu = AccelerateRanksUseCpu(spec)) cmd.env[kAccelerateUseCpuEnv] = *use_cpu;
   cmd.argv = {accelerate,         "launch",
               "--multi_gpu",      "--num_processes", std::to_string(spec.ranks),
               "--num_machines",   "1",
@@ -192,9 +202,19 @@ LaunchCommand AccelerateCommand(const LaunchSpec& spec, const std::string& accel
               "--main_process_ip", MasterAddr(spec),
               "--main_process_port", MasterPort(spec, master_port),
               "--no_python"};
-  AppendRedirectedRankCommand(spec, cmd);
+  cmd.argv.push_back("/bin/sh");
+  cmd.argv.push_back("-c");
+  cmd.argv.push_back(kAccelerateRedirectScript);
+  cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
   cmd.output = LauncherLogPath(spec.log_dir);
   return cmd;
+}
+
+std::optional<std::string> AccelerateRanksUseCpu(const LaunchSpec& spec, const std::string& cuda_driver) {
+  if (auto it = spec.env.find("ACCELERATE_USE_CPU"); it != spec.env.end()) return it->second;
+  if (const char* own = std::getenv("ACCELERATE_USE_CPU")) return std::string(own);
+  if (cuda_driver == "none") return std::string("true");
+  return std::nullopt;
 }
 
 LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port) {
@@ -207,9 +227,15 @@ LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port
   cmd.env["GROUP_RANK"] = "0";
   if (!spec.env.count("MASTER_ADDR")) cmd.env["MASTER_ADDR"] = "127.0.0.1";
   if (!spec.env.count("MASTER_PORT")) cmd.env["MASTER_PORT"] = std::to_string(master_port);
+  if (LocalSetsOmpNumThreads(spec.kind, spec.ranks, spec.env)) cmd.env["OMP_NUM_THREADS"] = "1";
   cmd.argv = spec.rank_command;
   cmd.output = RankLogPath(spec.log_dir, rank);
   return cmd;
+}
+
+bool LocalSetsOmpNumThreads(LauncherKind kind, int ranks, const std::map<std::string, std::string>& env) {
+  return kind == LauncherKind::kLocal && ranks > 1 && !env.count("OMP_NUM_THREADS") &&
+         std::getenv("OMP_NUM_THREADS") == nullptr;
 }
 
 LaunchCommand InJobRankCommand(const LaunchSpec& spec, int rank) {

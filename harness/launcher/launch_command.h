@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/cuda_driver_version.h"
 #include "harness/core/status.h"
 #include "harness/launcher/launcher.h"
 
@@ -59,9 +60,26 @@ LaunchCommand TorchrunCommand(const LaunchSpec& spec, const std::string& torchru
 // `accelerate config` file is needed; otherwise as TorchrunCommand.
 LaunchCommand AccelerateCommand(const LaunchSpec& spec, const std::string& accelerate, int master_port);
 
+// The ACCELERATE_USE_CPU each rank under `accelerate launch` gets (accelerate itself overwrites
+// it with "False" under --multi_gpu): the user's own (spec.env, then this process's environment),
+// else "true" on a host without a CUDA driver (`cuda_driver` as CudaDriverVersion() says it), so
+// that the ranks train distributed on CPU with gloo instead of each alone; nullopt: left to
+// accelerate (a GPU host).
+std::optional<std::string> AccelerateRanksUseCpu(const LaunchSpec& spec, const std::string& cuda_driver = CudaDriverVersion());
+
 // One torchrun-style local rank: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT (spec.env may override MASTER_ADDR and MASTER_PORT).
+// MASTER_PORT (spec.env may override MASTER_ADDR and MASTER_PORT), and OMP_NUM_THREADS=1 where
+// LocalSetsOmpNumThreads says so.
 LaunchCommand LocalRankCommand(const LaunchSpec& spec, int rank, int master_port);
+
+// Whether the local launcher sets OMP_NUM_THREADS=1 for its ranks, as torchrun does: more than one
+// rank on this host and the variable set neither in `env` (the ranks' extra environment) nor in
+// this process's. Without it every rank starts one OpenMP thread per core and N ranks on this
+// host run several times slower than under torchrun. kOmpNumThreadsNotice is torchrun's notice.
+bool LocalSetsOmpNumThreads(LauncherKind kind, int ranks, const std::map<std::string, std::string>& env);
+inline constexpr const char* kOmpNumThreadsNotice =
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being "
+    "overloaded, please further tune the variable for optimal performance in your application as needed.";
 
 // kNone: the rank program once, as this process's rank, inside the job we already are in.
 LaunchCommand InJobRankCommand(const LaunchSpec& spec, int rank);

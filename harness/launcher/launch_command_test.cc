@@ -148,6 +148,27 @@ TEST(LaunchCommandTest, LocalRankEnvironment) {
   EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.at("MASTER_PORT"), "1234");
 }
 
+// As torchrun: OMP_NUM_THREADS=1 for more than one local rank, unless the user set it.
+TEST(LaunchCommandTest, LocalRanksGetOmpNumThreadsOneAsUnderTorchrun) {
+  ScopedEnv unset("OMP_NUM_THREADS", nullptr);
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kLocal;
+  EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.at("OMP_NUM_THREADS"), "1");
+  spec.ranks = 1;
+  EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.count("OMP_NUM_THREADS"), 0u) << "one rank has the host to itself";
+  spec.ranks = 4;
+  spec.env["OMP_NUM_THREADS"] = "3";
+  EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.at("OMP_NUM_THREADS"), "3");
+  spec.env.erase("OMP_NUM_THREADS");
+  {
+    ScopedEnv set("OMP_NUM_THREADS", "2");  // the user's own, inherited by the ranks
+    EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.count("OMP_NUM_THREADS"), 0u);
+    EXPECT_FALSE(LocalSetsOmpNumThreads(LauncherKind::kLocal, 4, spec.env));
+  }
+  EXPECT_TRUE(LocalSetsOmpNumThreads(LauncherKind::kLocal, 4, spec.env));
+  EXPECT_FALSE(LocalSetsOmpNumThreads(LauncherKind::kMpirun, 4, spec.env));
+}
+
 TEST(LaunchCommandTest, InJobCommandRunsTheProgramOnce) {
   const LaunchCommand cmd = InJobRankCommand(SampleSpec(), 3);
   EXPECT_EQ(cmd.argv, SampleSpec().rank_command);
@@ -247,6 +268,39 @@ TEST(LaunchCommandTest, AccelerateCommandLineNeedsNoConfigFile) {
                                     "/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
   EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "2");
   EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
+  // The wrapper sets ACCELERATE_USE_CPU again after accelerate's own "False".
+  EXPECT_THAT(cmd.argv[20], HasSubstr("export ACCELERATE_USE_CPU=\"$LOCKSTEP_ACCELERATE_USE_CPU\""));
+}
+
+// Without a GPU, an Accelerator() (no cpu=True) under `accelerate launch --multi_gpu` would run
+// each rank alone: the ranks get ACCELERATE_USE_CPU=true, unless the user set it.
+TEST(LaunchCommandTest, AccelerateRanksRunDistributedOnCpuWithoutAGpu) {
+  ScopedEnv unset("ACCELERATE_USE_CPU", nullptr);
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kAccelerate;
+  EXPECT_EQ(AccelerateRanksUseCpu(spec, "none"), std::optional<std::string>("true"));
+  EXPECT_EQ(AccelerateRanksUseCpu(spec, "12.4"), std::nullopt) << "a GPU host: accelerate decides";
+  spec.env["ACCELERATE_USE_CPU"] = "false";
+  EXPECT_EQ(AccelerateRanksUseCpu(spec, "none"), std::optional<std::string>("false")) << "the user's own";
+  spec.env.erase("ACCELERATE_USE_CPU");
+  {
+    ScopedEnv set("ACCELERATE_USE_CPU", "1");
+    EXPECT_EQ(AccelerateRanksUseCpu(spec, "12.4"), std::optional<std::string>("1"));
+  }
+  if (CudaDriverVersion() == "none") {
+    EXPECT_EQ(AccelerateCommand(spec, "accelerate", 1).env.at("LOCKSTEP_ACCELERATE_USE_CPU"), "true");
+  }
+  // The wrapper really exports it to the rank.
+  const testing::TempDir temp("lockstep-launch-cmd-");
+  const std::string script = AccelerateCommand(spec, "accelerate", 1).argv[20];
+  const std::string line = "LOCKSTEP_ACCELERATE_USE_CPU=true LOCKSTEP_LOG_DIR=" + temp.path().string() +
+                           " RANK=1 ACCELERATE_USE_CPU=False /bin/sh -c " + ShellQuote(script) +
+                           " /bin/sh -c 'echo \"cpu=$ACCELERATE_USE_CPU\"'";
+  ASSERT_EQ(std::system(line.c_str()), 0) << line;
+  std::ifstream in(temp.path() / "rank-1.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "cpu=true\n");
 }
 
 // torchrun's ranks name themselves in RANK: each one's output goes to its own log.

@@ -20,6 +20,8 @@
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/launcher_output_parser.h"
 #include "harness/launcher/process_tree.h"
+#include "harness/launcher/rank_cpu.h"
+#include "harness/launcher/stall_judgement.h"
 #include "harness/launcher/trace_watcher.h"
 
 namespace lockstep {
@@ -33,6 +35,8 @@ constexpr int kPollMs = 100;
 // mpirun (Open MPI 4.1) takes 1-2 s after a rank's death to end the job and say how the rank
 // died; a rank whose process vanished is reported without those details after this long.
 constexpr double kLauncherReportWindowS = 3.0;
+// How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
+constexpr double kCpuSampleS = 1.0;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -94,7 +98,8 @@ class LaunchRun {
       : spec_(std::move(spec)),
         t0_(Clock::now()),
         tree_(spec_.launch_id),
-        watcher_(spec_.trace_dir, spec_.ranks, on_progress) {
+        watcher_(spec_.trace_dir, spec_.ranks, on_progress),
+        cpu_(spec_.ranks) {
     for (int r = 0; r < spec_.ranks; ++r) {
       RankExit e;
       e.rank = r;
@@ -126,6 +131,13 @@ class LaunchRun {
   // full; empty when there is room.
   std::string FullDiskError(int rank) const;
   void CheckHang();
+  // Samples the CPU use of every rank whose processes this host can see.
+  void SampleCpu();
+  // What each rank is doing now, for JudgeStall.
+  std::vector<RankActivity> Activities() const;
+  // The process of rank r on this host: its trace header's pid, or the process started for it.
+  std::optional<pid_t> LocalPid(int r) const;
+  std::string DescribeStall() const;
   // Ranks that stopped on an error of the harness: an error footer, or a failed rank without a
   // footer whose log's last lockstep-rank line says so (never an exit code, which the program
   // owns). Sets their RankExit::error.
@@ -142,6 +154,10 @@ class LaunchRun {
   Clock::time_point t0_;
   ProcessTree tree_;
   TraceWatcher watcher_;
+  RankCpu cpu_;
+  std::optional<Clock::time_point> cpu_sampled_at_;
+  StallVerdict stall_;  // the judgement that ended the launch as a hang
+  double quiet_for_s_ = 0;
   LaunchReport report_;
   std::vector<LaunchCommand> commands_;
   std::vector<int> command_rank_;  // the rank each command runs; -1 for a job launcher (mpirun, srun, torchrun, accelerate)
@@ -515,23 +531,109 @@ bool LaunchRun::CheckStartup() {
   return false;
 }
 
-// After start-up: no rank's trace advanced for hang_timeout_s, counted from the end of start-up
-// at the earliest. Progress of any rank counts: a rank that stopped while the others still run
-// is a crash or a vanished process, which the checks above report with its own reason.
+std::optional<pid_t> LaunchRun::LocalPid(int r) const {
+  const RankProgress& p = watcher_.rank(r);
+  if (p.pid && !p.host.empty() && p.host == hostname_) return static_cast<pid_t>(*p.pid);
+  if (IsDirect()) {
+    for (size_t i = 0; i < commands_.size(); ++i) {
+      if (command_rank_[i] == r && !ended_[i]) return pids_[i];
+    }
+  }
+  return std::nullopt;
+}
+
+void LaunchRun::SampleCpu() {
+  if (cpu_sampled_at_ && SecondsSince(*cpu_sampled_at_) < kCpuSampleS) return;
+  const Clock::time_point now = Clock::now();
+  cpu_sampled_at_ = now;
+  const double keep_s = std::max(spec_.hang_timeout_s, 1.0) + 2 * kCpuSampleS;
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const std::optional<pid_t> pid = LocalPid(r);
+    if (!pid) continue;
+    if (const std::optional<double> cpu_s = ProcessTreeCpuSeconds(*pid)) cpu_.Add(r, *pid, now, *cpu_s, keep_s);
+  }
+}
+
+std::vector<RankActivity> LaunchRun::Activities() const {
+  std::vector<RankActivity> out(static_cast<size_t>(spec_.ranks));
+  const Clock::time_point now = Clock::now();
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    RankActivity& a = out[static_cast<size_t>(r)];
+    a.finished = p.footer;
+    a.in_collective = p.in_collective;
+    if (LocalPid(r)) a.cpu_share = cpu_.ShareOver(r, now, spec_.hang_timeout_s);
+  }
+  return out;
+}
+
+// After start-up, once no rank's trace advanced for hang_timeout_s (counted from the end of
+// start-up at the earliest): a hang when the ranks wait on each other, and after quiet_timeout_s
+// when some rank still computes outside any collective (stall_judgement.h). A rank that stopped
+// while the others still run is a crash or a vanished process, which the checks above report
+// with its own reason.
 void LaunchRun::CheckHang() {
-  if (spec_.hang_timeout_s <= 0) return;
   const Clock::time_point since = std::max(last_progress_, *started_at_);
-  if (SecondsSince(since) <= spec_.hang_timeout_s) return;
+  const double quiet_for_s = SecondsSince(since);
+  if (spec_.hang_timeout_s > 0 && quiet_for_s <= spec_.hang_timeout_s &&
+      (spec_.quiet_timeout_s <= 0 || quiet_for_s <= spec_.quiet_timeout_s)) {
+    return;
+  }
   // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
   // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
   bool all_finished = true;
   for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
-  const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
-  if (!all_finished || SecondsSince(since) > spec_.hang_timeout_s + exit_grace_s) ending_ = LaunchEnding::kHang;
+  if (all_finished) {
+    const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
+    if (spec_.hang_timeout_s > 0 && quiet_for_s > spec_.hang_timeout_s + exit_grace_s) {
+      stall_ = StallVerdict{StallKind::kWaiting, {}, {}, {}, {}};
+      quiet_for_s_ = quiet_for_s;
+      ending_ = LaunchEnding::kHang;
+    }
+    return;
+  }
+  StallVerdict v = JudgeStall(Activities(), quiet_for_s, spec_.hang_timeout_s, spec_.quiet_timeout_s);
+  if (v.kind == StallKind::kNone) return;
+  stall_ = std::move(v);
+  quiet_for_s_ = quiet_for_s;
+  ending_ = LaunchEnding::kHang;
+}
+
+std::string LaunchRun::DescribeStall() const {
+  std::ostringstream msg;
+  auto ranks = [](const std::vector<int>& v) { return std::string(v.size() == 1 ? "rank " : "ranks ") + Join(v); };
+  if (stall_.kind == StallKind::kQuietTooLong) {
+    std::vector<int> busy = stall_.working;
+    busy.insert(busy.end(), stall_.unseen.begin(), stall_.unseen.end());
+    std::sort(busy.begin(), busy.end());
+    std::optional<int64_t> after;
+    for (int r : busy) {
+      const std::optional<int64_t> s = watcher_.rank(r).last_step;
+      if (s && (!after || *s < *after)) after = s;
+    }
+    msg << "no trace progress for " << static_cast<int64_t>(quiet_for_s_) << " s while " << ranks(busy)
+        << (busy.size() == 1 ? " was" : " were") << " still "
+        << (stall_.unseen.empty() ? "using CPU" : "running (CPU use not visible from this host)")
+        << " outside any collective, after step " << (after ? std::to_string(*after) : std::string("0"))
+        << ": a phase without collectives (evaluation, checkpointing, data loading?) longer than quiet_timeout_s = "
+        << spec_.quiet_timeout_s << " s (--quiet-timeout sets it; no rank waited on another)";
+  } else {
+    msg << "no trace progress for " << static_cast<int64_t>(quiet_for_s_) << " s (hang_timeout_s = " << spec_.hang_timeout_s
+        << " s, --hang-timeout sets it)";
+    if (!stall_.waiting.empty()) msg << "; " << ranks(stall_.waiting) << " waited inside a collective";
+    if (!stall_.idle.empty()) {
+      msg << "; " << ranks(stall_.idle) << " neither recorded progress nor used CPU outside any collective";
+    }
+    if (stall_.waiting.empty() && stall_.idle.empty()) msg << "; every rank had finished but did not exit";
+    msg << "; stalled ranks: "
+        << (report_.stalled_ranks.empty() ? std::string("none behind the others") : Join(report_.stalled_ranks));
+  }
+  return msg.str();
 }
 
 void LaunchRun::Watch() {
   if (watcher_.Poll()) last_progress_ = Clock::now();
+  SampleCpu();
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever: end the launch now, with its message. Except a communication
   // error, which may echo a peer that died (the crash is then that peer's): the peer's death
@@ -637,9 +739,16 @@ void LaunchRun::Finish() {
       if (!report_.message.empty()) msg << " (" << report_.message << ")";
       break;
     case LaunchEnding::kHang: {
-      report_.stalled_ranks = watcher_.StalledRanks();
-      msg << "no trace progress for " << spec_.hang_timeout_s << " s; stalled ranks: "
-          << (report_.stalled_ranks.empty() ? std::string("none behind the others") : Join(report_.stalled_ranks));
+      if (stall_.kind == StallKind::kQuietTooLong) {
+        report_.stalled_ranks = stall_.working;
+        report_.stalled_ranks.insert(report_.stalled_ranks.end(), stall_.unseen.begin(), stall_.unseen.end());
+        std::sort(report_.stalled_ranks.begin(), report_.stalled_ranks.end());
+      } else {
+        report_.stalled_ranks = watcher_.StalledRanks();
+        // Behind no one, yet idle (while the others wait, or with them): the ranks nothing moves.
+        if (report_.stalled_ranks.empty()) report_.stalled_ranks = stall_.idle;
+      }
+      msg << DescribeStall();
       for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
       break;
     }

@@ -44,7 +44,11 @@ struct LaunchSpec {
   std::vector<std::string> rank_command;  // program + args, run once per rank
   std::filesystem::path trace_dir;        // the ranks write rank-<r>.trace here
   std::filesystem::path log_dir;          // rank-<r>.log per rank, launcher.log for mpirun/srun
-  double hang_timeout_s = 60.0;           // no trace progress for this long: hang (<= 0: off)
+  // No trace progress for hang_timeout_s is a hang when the ranks wait on each other: every
+  // unfinished rank is inside a collective or uses no CPU (stall_judgement.h). While a rank
+  // outside any collective computes (an evaluation, a checkpoint), only quiet_timeout_s applies.
+  double hang_timeout_s = 60.0;           // <= 0: off
+  double quiet_timeout_s = 1800.0;        // <= 0: off
   // Start-up (process start, communicator, model, initial broadcast) is timed apart from
   // progress: until every rank's trace shows its step-0 record, only this limit applies.
   double startup_timeout_s = 300.0;       // <= 0: off

@@ -334,6 +334,17 @@ TEST_P(LauncherTest, HungRankIsNamedAndEverythingIsKilled) {
   ExpectNoProcessLeft(spec);
 }
 
+// An evaluation between two steps: every rank computes for longer than hang_timeout_s and records
+// nothing. No rank waits on another, so it is no hang (the false alarm on Fabric's example).
+TEST_P(LauncherTest, AQuietPhaseThatComputesIsNotAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "4", "--step-ms", "20", "--quiet-step", "3", "--quiet-ms", "5000"});
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
 std::atomic<int> g_test_handler_calls{0};
 void TestHandler(int) { g_test_handler_calls.fetch_add(1); }
 
@@ -431,6 +442,62 @@ TEST_P(LauncherOnlyLocalTest, HeartbeatsDoNotHideAHang) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
   EXPECT_THAT(report->stalled_ranks, ElementsAre(0));
+  ExpectNoProcessLeft(spec);
+}
+
+// Rank 0 alone evaluates while rank 1 waits for it inside the next collective: the waiting rank
+// is no hang while the one it waits for computes.
+TEST_P(LauncherOnlyLocalTest, APeerWaitingForARankThatComputesIsNotAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "4", "--step-ms", "20", "--quiet-step", "3", "--quiet-rank", "0",
+                             "--quiet-ms", "5000"});
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+}
+
+// The same, but rank 0 sleeps (blocked on something that never comes): it neither records nor
+// uses CPU while rank 1 waits for it, so the ranks wait on each other: a hang, naming rank 0.
+TEST_P(LauncherOnlyLocalTest, APeerWaitingForAnIdleRankIsAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "4", "--step-ms", "20", "--quiet-step", "3", "--quiet-rank", "0",
+                             "--quiet-ms", "60000", "--quiet-sleeps"});
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(0));
+  EXPECT_THAT(report->message, HasSubstr("rank 1 waited inside a collective"));
+  EXPECT_THAT(report->message, HasSubstr("rank 0 neither recorded progress nor used CPU"));
+  EXPECT_THAT(report->message, HasSubstr("--hang-timeout"));
+  EXPECT_LT(report->duration_s, 30.0);
+  ExpectNoProcessLeft(spec);
+}
+
+// Every rank blocked outside any collective, none using CPU: nothing moves, a hang.
+TEST_P(LauncherOnlyLocalTest, RanksThatNeitherRecordNorComputeAreAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "4", "--step-ms", "20", "--quiet-step", "2", "--quiet-ms", "60000",
+                             "--quiet-sleeps"});
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_THAT(report->message, HasSubstr("ranks 0,1 neither recorded progress nor used CPU"));
+  EXPECT_LT(report->duration_s, 30.0);
+}
+
+// A phase without collectives that outlasts quiet_timeout_s is a hang; the message names the
+// phase (after which step, which ranks) and the flag that sets the limit.
+TEST_P(LauncherOnlyLocalTest, AQuietPhaseLongerThanQuietTimeoutIsAHangNamingThePhaseAndTheFlag) {
+  LaunchSpec spec = Spec(2, {"--steps", "4", "--step-ms", "20", "--quiet-step", "3", "--quiet-ms", "60000"});
+  spec.hang_timeout_s = 1.0;
+  spec.quiet_timeout_s = 3.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(0, 1));
+  EXPECT_THAT(report->message, HasSubstr("ranks 0,1 were still using CPU outside any collective, after step 2"));
+  EXPECT_THAT(report->message, HasSubstr("quiet_timeout_s = 3 s (--quiet-timeout sets it"));
+  EXPECT_LT(report->duration_s, 40.0);
   ExpectNoProcessLeft(spec);
 }
 

@@ -22,12 +22,25 @@ template <> const NameTable<Outcome>& NamesOf<Outcome>();
 const char* ToString(Outcome outcome);
 bool IsFailure(Outcome outcome);  // fail, xpass, error, timeout
 
+// What a checker compared, so that a pass says what it judged: a replica checker counts the
+// tensors of its kind that at least two ranks had to hold alike (replicated: every rank, or a
+// replica group), the steps where it compared any, and the groups it compared them in. Zero
+// tensors is a pass that checked nothing (a fully sharded program has no replicated parameter).
+struct CheckerCoverage {
+  std::string kind;        // the tensor kind, as the trace names it: "param", "grad", "buffer", "optimizer_state"
+  int64_t tensors = 0;     // distinct tensors compared
+  int64_t steps = 0;       // steps with at least one comparison
+  int64_t groups = 0;      // distinct groups of ranks compared in (all ranks counts as one)
+  int64_t comparisons = 0; // (step, tensor, group) cells compared
+};
+
 // One checker's verdict on one scenario (a JUnit testcase).
 struct CheckerVerdict {
   std::string checker;
   Outcome outcome = Outcome::kPass;  // pass, fail, xfail, error, skipped
   double duration_s = 0.0;
   std::string skip_reason;
+  std::optional<CheckerCoverage> judged;  // what it compared, where the checker counts it
 };
 
 // Per-rank series for plots and the divergence map. Filled from the traces once, after the run.

@@ -67,6 +67,10 @@ constexpr char kMessage[] = "message";
 constexpr char kCause[] = "cause";
 constexpr char kDetails[] = "details";
 constexpr char kSkipReason[] = "skip_reason";
+// a verdict's judged (CheckerCoverage; also tensors, steps, groups)
+constexpr char kJudged[] = "judged";
+constexpr char kKind[] = "kind";
+constexpr char kComparisons[] = "comparisons";
 // series (also steps, tensors, step, tensor, ranks above)
 constexpr char kLossByRank[] = "loss_by_rank";
 constexpr char kDivergentCells[] = "divergent_cells";
@@ -118,6 +122,16 @@ Json VerdictToJson(const CheckerVerdict& verdict) {
   out[key::kOutcome] = ToString(verdict.outcome);
   out[key::kDurationS] = DoubleToJson(verdict.duration_s);
   out[key::kSkipReason] = verdict.skip_reason;
+  if (verdict.judged) {
+    const CheckerCoverage& c = *verdict.judged;
+    Json judged;
+    judged[key::kKind] = c.kind;
+    judged[key::kTensors] = c.tensors;
+    judged[key::kSteps] = c.steps;
+    judged[key::kGroups] = c.groups;
+    judged[key::kComparisons] = c.comparisons;
+    out[key::kJudged] = std::move(judged);
+  }
   return out;
 }
 
@@ -410,6 +424,17 @@ Status ReadVerdict(const Reader& r, const Json& j, const std::string& path, Chec
   LOCKSTEP_RETURN_IF_ERROR(ReadOutcome(r, j, path, &v->outcome));
   LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kDurationS, path, &v->duration_s));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kSkipReason, path, &v->skip_reason));
+  if (const Json* judged = Reader::Find(j, key::kJudged); judged != nullptr && !judged->is_null()) {
+    const std::string p = Reader::Join(path, key::kJudged);
+    LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(*judged, p));
+    CheckerCoverage c;
+    LOCKSTEP_RETURN_IF_ERROR(r.String(*judged, key::kKind, p, &c.kind));
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*judged, key::kTensors, p, &c.tensors));
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*judged, key::kSteps, p, &c.steps));
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*judged, key::kGroups, p, &c.groups));
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(*judged, key::kComparisons, p, &c.comparisons));
+    v->judged = c;
+  }
   return Status::Ok();
 }
 

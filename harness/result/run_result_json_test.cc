@@ -69,7 +69,7 @@ RunResult FullResult() {
   no_step.checker = "discovery_count";
   no_step.outcome = FindingOutcome::kError;
   s.findings.push_back(no_step);
-  s.checkers.push_back({"replica_weights", Outcome::kXfail, 0.25, ""});
+  s.checkers.push_back({"replica_weights", Outcome::kXfail, 0.25, "", CheckerCoverage{"param", 3, 5, 2, 14}});
   s.checkers.push_back({"golden", Outcome::kSkipped, 0.0, "no golden file"});
   s.rank_logs = {{0, "hello\n"}, {3, "bye"}};
   s.run_dir = "ddp_mlp";
@@ -106,6 +106,13 @@ TEST(RunResultJsonTest, RoundTripIsExact) {
   EXPECT_FALSE(s.findings[1].step.has_value());
   EXPECT_EQ(s.findings[1].outcome, FindingOutcome::kError);
   EXPECT_EQ(s.checkers.at(1).skip_reason, "no golden file");
+  ASSERT_TRUE(s.checkers.at(0).judged.has_value());
+  EXPECT_EQ(s.checkers.at(0).judged->kind, "param");
+  EXPECT_EQ(s.checkers.at(0).judged->tensors, 3);
+  EXPECT_EQ(s.checkers.at(0).judged->steps, 5);
+  EXPECT_EQ(s.checkers.at(0).judged->groups, 2);
+  EXPECT_EQ(s.checkers.at(0).judged->comparisons, 14);
+  EXPECT_FALSE(s.checkers.at(1).judged.has_value()) << "a verdict that does not count has no judged";
   EXPECT_EQ(s.rank_logs.at(3), "bye");
   const auto& losses = s.series.loss_by_rank.at(0);
   ASSERT_EQ(losses.size(), 3u);

@@ -1,6 +1,8 @@
 #include "harness/runner/exec_program.h"
 
 #include <cstdlib>
+#include <optional>
+#include <sstream>
 
 #include "harness/runner/native_recorders.h"
 
@@ -55,10 +57,25 @@ std::filesystem::path FindProbeDir(const std::filesystem::path& program_dir) {
 }
 
 std::string ExecScenarioId(const std::vector<std::string>& command) {
+  // Words, not arguments: `sh -c "cd x && python3 train.py"` names its script inside one.
+  std::vector<std::string> words;
   for (size_t i = 1; i < command.size(); ++i) {
-    const std::string& arg = command[i];
-    if (arg == "-m" && i + 1 < command.size()) return command[i + 1];
-    if (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".py") == 0) return Stem(arg);
+    std::istringstream in(command[i]);
+    for (std::string w; in >> w;) words.push_back(w);
+  }
+  auto is_script = [](const std::string& w) { return w.size() > 3 && w.compare(w.size() - 3, 3, ".py") == 0; };
+  // The program's own script is the last one a wrapper hands on (`python3 run.py train.py`,
+  // `python -m torch.distributed.run train.py`, `accelerate launch train.py`), not the wrapper;
+  // a script given as a long option's value (`--config conf.py`) is the program's input.
+  std::optional<std::string> first, last;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (!is_script(words[i])) continue;
+    if (!first) first = words[i];
+    if (i == 0 || words[i - 1].rfind("--", 0) != 0) last = words[i];
+  }
+  if (last || first) return Stem(last ? *last : *first);
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "-m") return words[i + 1];
   }
   return command.empty() ? "exec" : Stem(command[0]);
 }

@@ -50,8 +50,9 @@ class ExecProgram : public RankProgram {
 // staging folder). Empty when that folder does not exist.
 std::filesystem::path FindProbeDir(const std::filesystem::path& program_dir);
 
-// The scenario id of an exec'd command: the stem of its script (the first argument ending in .py,
-// or the module after -m), else of the program ("train" for `python3 train.py`).
+// The scenario id of an exec'd command: the stem of the program's own script, the last word ending
+// in .py that is not a long option's value (so a wrapper's script is passed over: `python3 run.py
+// train.py` is "train"), else the module after -m, else the program ("train" for `python3 train.py`).
 std::string ExecScenarioId(const std::vector<std::string>& command);
 
 }  // namespace lockstep

@@ -55,6 +55,16 @@ TEST(ExecProgramTest, TheScenarioIdIsTheScriptsStem) {
   EXPECT_EQ(ExecScenarioId({"python3", "examples/ddp_clean.py", "--steps", "3"}), "ddp_clean");
   EXPECT_EQ(ExecScenarioId({"python3", "-u", "-m", "mypkg.train"}), "mypkg.train");
   EXPECT_EQ(ExecScenarioId({"/opt/bin/trainer", "--config", "a.yaml"}), "trainer");
+  EXPECT_EQ(ExecScenarioId({"python3", "-u", "train.py"}), "train");
+  EXPECT_EQ(ExecScenarioId({"python3", "train.py", "--config", "conf.py"}), "train") << "an option's value";
+}
+
+// A wrapper's script is not the program: the script it hands on is.
+TEST(ExecProgramTest, TheScenarioIdIsTheProgramsScriptNotAWrappers) {
+  EXPECT_EQ(ExecScenarioId({"python3", "tools/run_unchanged.py", "examples/train.py", "--epochs", "1"}), "train");
+  EXPECT_EQ(ExecScenarioId({"python3", "-m", "torch.distributed.run", "--nproc-per-node", "2", "fsdp.py"}), "fsdp");
+  EXPECT_EQ(ExecScenarioId({"/bin/sh", "-c", "cd examples && python3 test_sync.py"}), "test_sync");
+  EXPECT_EQ(ExecScenarioId({"accelerate", "launch", "test_script.py"}), "test_script");
 }
 
 }  // namespace

@@ -37,6 +37,19 @@ std::string LogTail(const fs::path& file, size_t max_lines) {
   return out;
 }
 
+// The last line of a rank's log that the probe wrote ("lockstep probe: ..."), without its prefix;
+// empty when there is none.
+std::string LastProbeLine(const fs::path& file) {
+  static constexpr std::string_view kPrefix = "lockstep probe: ";
+  std::istringstream in(ReadFileTail(file, 256 * 1024));
+  std::string found;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(kPrefix, 0) == 0) found = CutLongText(line.substr(kPrefix.size()));
+  }
+  while (!found.empty() && (found.back() == '\r' || found.back() == ' ')) found.pop_back();
+  return found;
+}
+
 // " (exited with code 1)", " (killed by signal 9)", or nothing when the launch does not say.
 std::string ExitOf(const std::optional<LaunchReport>& launch, int rank) {
   if (!launch) return "";
@@ -97,9 +110,14 @@ std::string UnobservedRanks(const Evidence& e, const std::vector<RankTrace>& tra
     if (!tail.empty()) logs += "; rank " + std::to_string(first_silent) + " printed last: " + tail;
   }
   if (!no_trace.empty()) {
+    // The probe says at a rank's exit what it saw (probe.explain_no_trace): quoted, not guessed.
+    const std::string said = e.log_dir.empty() ? "" : LastProbeLine(RankLogPath(e.log_dir, first_silent));
+    if (!said.empty()) {
+      return "no trace from " + Join(no_trace) + ": rank " + std::to_string(first_silent) + "'s probe said: " + said + logs;
+    }
     return "no trace from " + Join(no_trace) +
-           ": the program never initialized torch.distributed, or the probe did not load (its messages start "
-           "with 'lockstep probe:')" + logs;
+           ": the probe said nothing (it did not load, or the rank ended before its exit handlers ran: a "
+           "signal, os._exit); its messages start with 'lockstep probe:'" + logs;
   }
   return "no step recorded by " + Join(no_step) +
          ": the program initialized torch.distributed but never stepped an optimizer, so nothing was checked" + logs;

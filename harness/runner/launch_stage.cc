@@ -24,6 +24,7 @@ Result<LaunchReport> LaunchStage::Launch(const Scenario& scenario, const fs::pat
   spec.trace_dir = dir / "traces";
   spec.log_dir = dir / "logs";
   spec.hang_timeout_s = scenario.hang_timeout_s;
+  spec.quiet_timeout_s = scenario.quiet_timeout_s;
   spec.startup_timeout_s = scenario.startup_timeout_s;
   spec.timeout_s = scenario.timeout_s;
   spec.mpirun_args = mpirun_args_;

@@ -115,7 +115,10 @@ struct Scenario {
   int64_t steps = 10;
   uint64_t seed = 1234;
   double timeout_s = 300;       // whole scenario
-  double hang_timeout_s = 30;   // no progress on a rank for this long is a hang (after start-up)
+  double hang_timeout_s = 30;   // no progress while the ranks wait on each other: a hang (after start-up)
+  // No progress while some rank still computes outside any collective (an evaluation, a
+  // checkpoint): a hang only after this long. c10d's own default collective timeout.
+  double quiet_timeout_s = 1800;
   double startup_timeout_s = 300;  // until every rank has recorded step 0 (communicators, init)
   ModelSpec model;
   DataSpec data;

@@ -49,6 +49,7 @@ Result<Scenario> ApplyOverrides(const ScenarioOverrides& overrides, Scenario s) 
   if (overrides.device) s.device = *overrides.device;
   if (overrides.ranks) LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(*overrides.ranks, s).WithContext("--ranks"));
   if (overrides.hang_timeout_s) s.hang_timeout_s = *overrides.hang_timeout_s;
+  if (overrides.quiet_timeout_s) s.quiet_timeout_s = *overrides.quiet_timeout_s;
   if (overrides.startup_timeout_s) s.startup_timeout_s = *overrides.startup_timeout_s;
   for (const std::string& check : overrides.extra_checks) {
     if (std::find(s.checks.begin(), s.checks.end(), check) == s.checks.end()) s.checks.push_back(check);

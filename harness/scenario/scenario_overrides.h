@@ -18,6 +18,7 @@ struct ScenarioOverrides {
   std::optional<Device> device;
   std::optional<int> ranks;                 // OverrideRanks's rules
   std::optional<double> hang_timeout_s;
+  std::optional<double> quiet_timeout_s;
   std::optional<double> startup_timeout_s;
   std::vector<std::string> extra_checks;    // --check NAME: added where the scenario lacks it
 };

@@ -109,6 +109,7 @@ std::string ScenarioYaml(const Scenario& s, const std::string& comment) {
   Key(out, "seed", s.seed);
   Key(out, "timeout_s", s.timeout_s);
   Key(out, "hang_timeout_s", s.hang_timeout_s);
+  Key(out, "quiet_timeout_s", s.quiet_timeout_s);
   Key(out, "startup_timeout_s", s.startup_timeout_s);
   WriteModel(out, s.model);
   out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;

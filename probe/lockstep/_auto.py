@@ -2,7 +2,10 @@
 program imports it, so the program needs no change.
 
   init_process_group  -> opens rank-<RANK>.trace and wraps the world group (_groups.py); a
-                         discovery record (torch.init_process_group)
+                         discovery record (torch.init_process_group). Patched in every module
+                         that bound it by name (torch.distributed.device_mesh does); a world
+                         group started some other way opens the trace at the first mesh, DDP,
+                         optimizer step or backward pass (probe.ensure_trace)
   new_group           -> wraps the new group; a discovery record (torch.new_group)
   new_subgroups(_by_enumeration) -> one discovery record (torch.new_subgroups) for all its groups
   destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do);
@@ -16,6 +19,7 @@ program imports it, so the program needs no change.
   torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
 
+import atexit
 import functools
 import importlib
 import sys
@@ -25,6 +29,20 @@ from lockstep import probe
 
 _installed = False
 _tls = threading.local()
+
+
+def _rebind(original, replacement, name):
+    """Every module that bound `original` by name (torch/distributed/device_mesh.py imports
+    init_process_group and new_group from distributed_c10d) gets `replacement`: patching the
+    defining module alone leaves those copies unseen."""
+    for module in list(sys.modules.values()):
+        try:
+            # The module's own namespace: a module __getattr__ (lazy imports, deprecation
+            # warnings) is not asked.
+            if vars(module).get(name) is original:
+                setattr(module, name, replacement)
+        except Exception:  # noqa: BLE001 -- a module without a namespace keeps its own
+            continue
 
 
 def _patch_init_process_group(torch):
@@ -42,8 +60,7 @@ def _patch_init_process_group(torch):
         probe.record_discovery("torch.init_process_group")
         return result
 
-    c10d.init_process_group = init_process_group
-    dist.init_process_group = init_process_group
+    _rebind(original, init_process_group, "init_process_group")
 
     def make_group_maker(original_maker, fname):
         @functools.wraps(original_maker)
@@ -65,16 +82,12 @@ def _patch_init_process_group(torch):
 
         return maker
 
-    new_group = make_group_maker(c10d.new_group, "new_group")
-    c10d.new_group = new_group
-    dist.new_group = new_group
     # DeviceMesh makes its groups through the names it imported (new_group, or split_group where
     # the world group is bound to a device): those too, so a mesh's collectives are recorded.
-    mesh_module = sys.modules.get("torch.distributed.device_mesh")
-    if mesh_module is not None:
-        for fname in ("new_group", "split_group"):
-            if hasattr(mesh_module, fname):
-                setattr(mesh_module, fname, make_group_maker(getattr(mesh_module, fname), fname))
+    for fname in ("new_group", "split_group"):
+        original_maker = getattr(c10d, fname, None)
+        if original_maker is not None:
+            _rebind(original_maker, make_group_maker(original_maker, fname), fname)
 
     # new_subgroups(_by_enumeration) make their groups through new_group: one call, one record.
     for fname in ("new_subgroups", "new_subgroups_by_enumeration"):
@@ -136,6 +149,7 @@ def _patch_device_mesh(torch):
             original(self, *args, **kwargs)
         finally:
             _tls.in_subgroups = False
+        probe.ensure_trace(torch, "the first DeviceMesh")
         probe.record_discovery("torch.init_device_mesh")
         probe.note_mesh(self)
 
@@ -149,6 +163,7 @@ def _patch_ddp(torch):
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
+        probe.ensure_trace(torch, "the first DistributedDataParallel")
         if probe.enabled():
             try:
                 probe.add_model(self)
@@ -161,7 +176,11 @@ def _patch_ddp(torch):
 def _patch_optimizers(torch):
     # torch.optim deletes its submodule names from its namespace: take the module itself.
     optimizer_module = importlib.import_module("torch.optim.optimizer")
-    optimizer_module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: probe.before_optimizer_step(opt))
+    def pre_hook(opt, args, kwargs):
+        probe.ensure_trace(torch, "the first optimizer step")
+        probe.before_optimizer_step(opt)
+
+    optimizer_module.register_optimizer_step_pre_hook(pre_hook)
     optimizer_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: probe.after_optimizer_step(opt))
 
 
@@ -170,6 +189,7 @@ def _patch_backward(torch):
 
     @functools.wraps(original)
     def backward(self, *args, **kwargs):
+        probe.ensure_trace(torch, "the first backward pass")
         if probe.enabled():
             probe.note_backward(self)
         _tls.in_backward = True  # Tensor.backward calls torch.autograd.backward: one loss, not two
@@ -211,6 +231,7 @@ def install(torch):
 
     _patch_init_process_group(torch)
     _patch_device_mesh(torch)
+    atexit.register(probe.explain_no_trace)
     _patch_ddp(torch)
     _patch_optimizers(torch)
     _patch_backward(torch)

@@ -160,6 +160,62 @@ def open_trace(torch, trace_dir=None):
         return st.session
 
 
+def ensure_trace(torch, seen_at):
+    """Opens the trace at the first sign of an initialized torch.distributed that came through no
+    entry point the probe patched (an init_process_group bound by name before the probe
+    attached, a library's own start of the world group): `seen_at` names that sign. The world
+    group is wrapped as usual, and so are the groups made before it (a DeviceMesh's)."""
+    st = _STATE
+    if st.session is not None or st.failed is not None:
+        return
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return
+    try:
+        open_trace(torch)
+    except ProbeError as e:
+        _say(str(e))
+        return
+    _say("torch.distributed was initialized by a call the probe did not see; its trace opened at %s" % seen_at)
+    record_discovery("torch.init_process_group")
+    c10d = dist.distributed_c10d
+    try:
+        from lockstep import _groups
+
+        world = c10d._get_default_group()
+        with st.lock:
+            for pg in list(getattr(c10d._world, "pg_map", {}).keys()):
+                if pg is not world:
+                    _groups.wrap_subgroup(torch, st.session, pg, st.wrapped_groups)
+    except Exception as e:  # noqa: BLE001 -- the program keeps its unrecorded groups
+        _fail("wrapping the groups made before the trace opened: %s: %s" % (type(e).__name__, e))
+
+
+def explain_no_trace():
+    """At exit of a rank that wrote no trace: one line saying what the probe saw, which `lockstep
+    exec` quotes instead of guessing (harness/runner/judge.cc)."""
+    st = _STATE
+    if st.session is not None or st.failed is not None or not _trace_dir():
+        return
+    # Only a rank of the job: not torchrun's or accelerate's own process, not a spawned worker.
+    if not any(os.environ.get(v) for v in ("RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "PMI_RANK")):
+        return
+    try:
+        import multiprocessing
+
+        if multiprocessing.parent_process() is not None:
+            return
+    except Exception:  # noqa: BLE001
+        pass
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None) if torch is not None else None
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        _say("no trace: torch.distributed was initialized (backend %s) but the probe saw no model, optimizer "
+             "step or backward pass of this rank" % dist.get_backend())
+    else:
+        _say("no trace: this process imported torch (the probe attached) but never initialized torch.distributed")
+
+
 def _nccl_version(torch):
     """The NCCL that this torch runs with ("2.27.3"), or "none" (a build without it)."""
     try:

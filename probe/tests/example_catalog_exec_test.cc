@@ -7,6 +7,7 @@
 // the bare launcher; this is the catalog end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -87,6 +88,17 @@ void ExecCatalogEntry(const std::string& name, const std::string& launcher = "",
     std::string text;
     for (const std::string& p : problems) text += "  " + p + "\n";
     EXPECT_TRUE(problems.empty()) << text << said;
+    // What the verdicts say they compared (a pass that compared nothing says so).
+    for (const auto& [checker, tensors] : e.compared_tensors) {
+      const auto v = std::find_if(s.checkers.begin(), s.checkers.end(),
+                                  [&](const CheckerVerdict& x) { return x.checker == checker; });
+      ASSERT_NE(v, s.checkers.end()) << "no verdict of " << checker << "\n" << said;
+      ASSERT_TRUE(v->judged.has_value()) << checker << " says nothing of what it compared\n" << said;
+      EXPECT_EQ(v->judged->tensors, tensors) << checker << "\n" << said;
+      if (tensors == 0 && checker == "replica_weights") {
+        EXPECT_NE(r.out.find("no parameter had a replica to compare"), std::string::npos) << said;
+      }
+    }
     if (::testing::Test::HasFailure()) break;
   }
 }
@@ -97,7 +109,8 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   std::vector<std::string> names;
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
-  const std::vector<std::string> tested = {"batchnorm_no_broadcast_buffers", "clean_accelerate",
+  const std::vector<std::string> tested = {"accelerate_no_sync", "allreduce_peer_never_calls",
+                                           "batchnorm_no_broadcast_buffers", "clean_accelerate",
                                            "clean_compiled_ddp", "clean_ddp_adamw",
                                            "clean_fsdp2", "clean_fsdp2_compile",
                                            "clean_hf_trainer", "clean_hsdp",
@@ -105,13 +118,15 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_mpi_ddp", "clean_no_forward",
                                            "clean_pipeline_dp", "clean_sparse_embedding",
                                            "clean_tp_dp", "compiled_ddp_weight_edit",
-                                           "forgot_divide", "group_churn",
+                                           "ddp_long_evaluation",
+                                           "forgot_divide", "fsdp2_meta_init", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
                                            "inplace_weight_edit", "lightning_log_on_rank0_only",
                                            "lightning_manual_loss_backward", "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank", "rank0_metric_allreduce",
                                            "rank_killed", "regroup_in_attention",
-                                           "split_in_forward_mpi", "tp_norm_edit"};
+                                           "split_in_forward_mpi", "tp_mesh_only",
+                                           "tp_mesh_only_bias_edit", "tp_norm_edit"};
   EXPECT_EQ(names, tested);
 }
 
@@ -140,12 +155,24 @@ TEST(ExampleCatalogExec, CleanPipelineDp) { ExecCatalogEntry("clean_pipeline_dp"
 TEST(ExampleCatalogExec, HsdpReplicaSeed) { ExecCatalogEntry("hsdp_replica_seed"); }
 TEST(ExampleCatalogExec, HsdpSkippedAllreduce) { ExecCatalogEntry("hsdp_skipped_allreduce"); }
 TEST(ExampleCatalogExec, TpNormEdit) { ExecCatalogEntry("tp_norm_edit"); }
+// torch's own TP example: init_device_mesh is the program's only entry into torch.distributed.
+TEST(ExampleCatalogExec, TpMeshOnly) { ExecCatalogEntry("tp_mesh_only"); }
+// pytorch/examples' FSDP2 training on 2 ranks: nothing replicated, and the pass says so.
+TEST(ExampleCatalogExec, Fsdp2MetaInit) { ExecCatalogEntry("fsdp2_meta_init"); }
+TEST(ExampleCatalogExec, TpMeshOnlyBiasEdit) { ExecCatalogEntry("tp_mesh_only_bias_edit"); }
+// A hang is ranks waiting on each other: an evaluation phase longer than --hang-timeout is none,
+// and a rank waiting in an all-reduce its idle peer never calls still is one.
+TEST(ExampleCatalogExec, DdpLongEvaluation) { ExecCatalogEntry("ddp_long_evaluation"); }
+TEST(ExampleCatalogExec, AllreducePeerNeverCalls) { ExecCatalogEntry("allreduce_peer_never_calls"); }
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }
 
 // The frameworks, used as their documentation does (ci/requirements.txt pins them).
 TEST(ExampleCatalogExec, CleanAccelerate) { ExecCatalogEntry("clean_accelerate"); }
+// accelerate's test_sync pattern with a plain Accelerator() under accelerate launch on CPU: the
+// ranks must train together (ACCELERATE_USE_CPU), not each alone.
+TEST(ExampleCatalogExec, AccelerateNoSync) { ExecCatalogEntry("accelerate_no_sync"); }
 // Lightning sees torchrun's environment and runs as the rank it is given (no spawning of its own).
 TEST(ExampleCatalogExec, CleanLightning) { ExecCatalogEntry("clean_lightning"); }
 TEST(ExampleCatalogExec, LightningLogOnRank0Only) { ExecCatalogEntry("lightning_log_on_rank0_only"); }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -46,6 +47,28 @@ class ScopedEnv {
   std::string name_;
   std::optional<std::string> old_;
 };
+
+// A Python program that imports torch and never initializes torch.distributed: exec quotes what
+// the probe said at the rank's exit, not a guess.
+TEST(LauncherExecTest, ExecQuotesWhatTheProbeSawWhenNoTraceWasWritten) {
+  const fs::path out = testing::FreshOutDir("launcher_exec_test", "never_initialized");
+  const fs::path program = out.parent_path() / "never_initialized.py";
+  {
+    std::ofstream(program) << "import torch\nprint('trained alone', torch.ones(1).item())\n";
+  }
+  const testing::ProgramResult r = testing::RunProgram(
+      testing::LockstepBinary(),
+      {"exec", "--ranks", "2", "--out", (out / "run").string(), "--", LOCKSTEP_PROBE_PYTHON, program.string()},
+      LOCKSTEP_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  Result<RunResult> report = ReadRunResultFile((out / "run" / "report.json").string());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const std::string& reason = report.value().scenarios.at(0).reason;
+  EXPECT_NE(reason.find("rank 0's probe said: no trace: this process imported torch (the probe attached) but never "
+                        "initialized torch.distributed"),
+            std::string::npos)
+      << reason;
+}
 
 // torchrun as a user types it, the probe switched on by the environment alone (no lockstep
 // process around the job), then `lockstep check DIR`: the finding names checker, step, rank and

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
   int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
   int startup_rank = -1, startup_ms = 0, error_rank = -1, error_step = -1;
   bool spawn_escapee = false, peer_lost = false;
+  int quiet_rank = -1, quiet_step = -1, quiet_ms = 0;
+  bool quiet_sleeps = false;
   std::string error_status;
   app.add_option("--trace-dir", trace_dir, "where rank-<r>.trace goes")->required();
   app.add_option("--steps", steps);
@@ -96,6 +99,13 @@ int main(int argc, char** argv) {
   app.add_flag("--peer-lost", peer_lost,
                "the ranks other than --crash-rank fail the next step's collective as gloo does when a peer "
                "died: a communication-error footer and exit 3");
+  app.add_option("--quiet-rank", quiet_rank,
+                 "only this rank has the quiet phase (default: all); the others wait for it inside the collective");
+  app.add_option("--quiet-step", quiet_step,
+                 "before this step's collective, a phase that records nothing (an evaluation): it computes "
+                 "for --quiet-ms");
+  app.add_option("--quiet-ms", quiet_ms);
+  app.add_flag("--quiet-sleeps", quiet_sleeps, "the quiet phase sleeps instead of computing (uses no CPU)");
   app.add_flag("--spawn-escapee", spawn_escapee, "leave a child in a new session that ignores SIGTERM");
   CLI11_PARSE(app, argc, argv);
 
@@ -146,6 +156,23 @@ int main(int argc, char** argv) {
     const json begin = {{"type", "collective_begin"}, {"group", "world"}, {"seq", step - 1}, {"op", "all_reduce"},
                         {"dtype", "float32"}, {"count", 16}, {"root", -1}, {"reduce", "avg"},
                         {"step", step}, {"start_s", Now(t0)}};
+    bool began = false;
+    if (step == quiet_step) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(quiet_ms);
+      if (quiet_rank >= 0 && rank != quiet_rank) {
+        // A peer of the one rank that evaluates: it waits for it in the collective.
+        trace.Write(begin);
+        began = true;
+        std::this_thread::sleep_until(until);
+      } else if (quiet_sleeps) {
+        std::this_thread::sleep_until(until);
+      } else {
+        volatile uint64_t x = 0;  // busy, as a forward pass is
+        while (std::chrono::steady_clock::now() < until) {
+          for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ULL + 1;
+        }
+      }
+    }
     if (step == error_step && error_rank >= 0) {
       if (rank != error_rank) SleepForever();  // waits for the failed rank in the collective
       const std::string status =
@@ -160,7 +187,7 @@ int main(int argc, char** argv) {
       trace.Write(begin);                     // the others wait inside it for the hung rank
       SleepForever();
     }
-    trace.Write(begin);
+    if (!began) trace.Write(begin);
     std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
     if (peer_lost && crash_rank >= 0 && rank != crash_rank && step == crash_step + 1) {
       const std::string status = "communication: step " + std::to_string(step) + ": rank " + std::to_string(rank) +

@@ -162,6 +162,7 @@ const Self::Keys<Scenario>& ScenarioBuilder::TopKeys() {
       {"seed", &UnsignedField<&Scenario::seed>},
       {"timeout_s", &RealField<&Scenario::timeout_s, kTimeout>},
       {"hang_timeout_s", &RealField<&Scenario::hang_timeout_s, kWatchdogTimeout>},
+      {"quiet_timeout_s", &RealField<&Scenario::quiet_timeout_s, kWatchdogTimeout>},
       {"startup_timeout_s", &RealField<&Scenario::startup_timeout_s, kWatchdogTimeout>},
       {"device", &EnumField<&Scenario::device>},
       {"model", [](Self& b, Scenario& s, const YamlField& f, YamlReader& r) { b.ReadSection(f, ModelKeys(), s.model, r); },
