@@ -105,6 +105,12 @@ if(EXPECT STREQUAL "leak")
   return()
 endif()
 
+# A C++ runtime symbol is never an entry point, whatever glob it matches.
+foreach(sym IN LISTS _runtime_exports)
+  if(NOT sym IN_LIST _unexpected)
+    list(APPEND _unexpected "${sym}")
+  endif()
+endforeach()
 if(_unexpected)
   list(LENGTH _unexpected _n_unexpected)
   string(REPLACE ";" "\n    " _list "${_unexpected}")
