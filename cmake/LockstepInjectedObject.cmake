@@ -23,8 +23,10 @@
 #
 #   lockstep_injected_object(TARGET EXPORTS <glob>...)
 #
-# A glob with "::" names C++ functions by their demangled name (the process log's API,
-# lockstep::*); the others are C names (PyInit__lockstep_probe, InitializeInjection, MPI_*).
+# A glob with "::" names C++ functions by their demangled name (the process log's API, function
+# by function: a demangled name may start with a return type, so "lockstep::*" would also take
+# std:: templates returning a lockstep type); the others are C names (PyInit__lockstep_probe,
+# InitializeInjection, MPI_*).
 
 find_program(LOCKSTEP_NM NAMES nm)
 find_program(LOCKSTEP_READELF NAMES readelf)

@@ -10,9 +10,13 @@
 //   injected_object_workload cupti LIBRARY          dlopened, InitializeInjection, as the CUDA driver
 //   injected_object_workload pmpi                   under mpirun with LD_PRELOAD=liblockstep_pmpi.so
 //
+// First, as the process sees it, the object must offer no libstdc++ symbol (its dynamic symbol
+// table, read from its file): a copy of its own is safe only while it stays private.
+//
 // Prints "ok: ..." and exits 0 when every step gave what it must; prints the step that did not
 // and exits 1. A crash is the finding the test exists for.
 #include <dlfcn.h>
+#include <elf.h>
 #include <mpi.h>
 
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -73,6 +78,61 @@ void ProgramWork(const std::string& when) {
   Expect(fs::remove_all(dir) == 5, when + ": std::filesystem::remove_all");
 }
 
+// The libstdc++ symbols `object` offers the process: defined, global, weak or GNU_UNIQUE, default
+// visibility, in its dynamic symbol table (read from its file). A copy of libstdc++ linked into
+// the object must offer none: one it offers binds the process's other copies to it, or its own
+// code to theirs (issue 35: the probe's formatting of an integer crashed so).
+std::vector<std::string> LibstdcxxExports(const std::string& object) {
+  std::ifstream in(object, std::ios::binary);
+  const std::string elf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> found;
+  if (elf.size() < sizeof(Elf64_Ehdr) || elf.compare(0, 4, ELFMAG) != 0 || elf[EI_CLASS] != ELFCLASS64) {
+    Expect(false, object + " is no 64-bit ELF file");
+    return found;
+  }
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(elf.data());
+  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(elf.data() + eh->e_shoff);
+  static const char* const kPrefixes[] = {"_ZNSt", "_ZNKSt", "_ZSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZTISt",
+                                          "_ZTSSt", "_ZTVSt", "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZGVNSt", "_ZZNSt",
+                                          "_ZZNKSt", "_ZN10__cxxabiv1", "_ZTIN10__cxxabiv1", "__cxa_",
+                                          "__gxx_personality", "_Unwind_", "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv"};
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sections[i].sh_type != SHT_DYNSYM) continue;
+    const char* names = elf.data() + sections[sections[i].sh_link].sh_offset;
+    const auto* syms = reinterpret_cast<const Elf64_Sym*>(elf.data() + sections[i].sh_offset);
+    for (size_t k = 0; k < sections[i].sh_size / sizeof(Elf64_Sym); ++k) {
+      const Elf64_Sym& sym = syms[k];
+      const int bind = ELF64_ST_BIND(sym.st_info);
+      if (sym.st_shndx == SHN_UNDEF || ELF64_ST_VISIBILITY(sym.st_other) != STV_DEFAULT ||
+          (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)) {
+        continue;
+      }
+      const std::string name = names + sym.st_name;
+      for (const char* prefix : kPrefixes) {
+        if (name.rfind(prefix, 0) == 0) {
+          found.push_back(name);
+          break;
+        }
+      }
+    }
+  }
+  return found;
+}
+
+void ExpectPrivateRuntime(const std::string& object) {
+  const std::vector<std::string> leaked = LibstdcxxExports(object);
+  std::string some;
+  for (size_t i = 0; i < leaked.size() && i < 3; ++i) some += " " + leaked[i];
+  Expect(leaked.empty(), object + " offers the process " + std::to_string(leaked.size()) +
+                             " symbols of libstdc++ (a copy of its own, not kept private):" + some);
+}
+
+// The file a loaded symbol comes from.
+std::string ObjectOf(const void* symbol) {
+  Dl_info info{};
+  return dladdr(symbol, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "";
+}
+
 struct Observed : NativeCollectiveObserver {
   std::mutex mu;
   std::vector<std::string> events;
@@ -105,6 +165,7 @@ void ObserveDiscoveries() {
 // The process log, linked: calls with strings in and out, a vector made there and freed here, an
 // observer of ours that it calls, and one that throws through its frames back to us.
 void ProcessLog() {
+  ExpectPrivateRuntime(ObjectOf(reinterpret_cast<const void*>(&RecordDiscovery)));
   ObserveDiscoveries();
   RecordDiscovery("workload.first", "here", "comm:1");
   bool caught = false;
@@ -152,6 +213,8 @@ void NcclProfiler(const char* path) {
     Expect(false, "no ncclProfiler_v5 in the plugin");
     return;
   }
+  ExpectPrivateRuntime(path);
+  ExpectPrivateRuntime(ObjectOf(reinterpret_cast<const void*>(&RecordDiscovery)));
   ObserveDiscoveries();
   auto observer = std::make_shared<Observed>();
   observer->throw_at_end_of = 0;
@@ -203,12 +266,17 @@ void Cupti(const char* path) {
     Expect(false, "no InitializeInjection");
     return;
   }
+  ExpectPrivateRuntime(path);
   Expect(initialize() == 1 && initialize() == 1, "InitializeInjection returns 1");
   std::printf("ok: cupti: InitializeInjection returned 1 twice\n");
 }
 
 // The PMPI wrappers, preloaded: the program's own MPI calls go through them.
 void Pmpi(int* argc, char*** argv) {
+  // The MPI_Init this program calls is the preloaded wrapper's.
+  const std::string wrappers = ObjectOf(reinterpret_cast<const void*>(&MPI_Init));
+  Expect(wrappers.find("liblockstep_pmpi") != std::string::npos, "MPI_Init comes from " + wrappers + ", not liblockstep_pmpi.so");
+  ExpectPrivateRuntime(wrappers);
   ObserveDiscoveries();
   Expect(MPI_Init(argc, argv) == MPI_SUCCESS, "MPI_Init");
   int rank = 0, size = 0;
