@@ -10,12 +10,14 @@
 #
 # Inside, COMMAND sees /proc, /sys, /dev (with /dev/pts, /dev/shm), /usr/local/cuda (read-only,
 # when the host has it) and this repository, at the same path as on the host; it starts in the
-# current folder when that is inside the repository, else in the repository's root.
+# current folder when that is inside the repository, else in the repository's root. The mounts
+# are made in a mount namespace of the run's own (unshare): several runs can use one root at once.
 #
 # The root is made atomically: built in $cache/.DIST.building (resumed by the next run if a run
 # was interrupted) and renamed to $cache/DIST only when complete, with the marker
 # .lockstep-root-ready in it; a folder $cache/DIST without that marker is not ours and is
-# refused. Mounts are always undone (trap), on failure and Ctrl-C too. Nothing is deleted.
+# refused. Mounts are always undone: by a trap, and by the kernel with the run's namespace on any
+# end. Nothing is deleted.
 #
 # Environment: LOCKSTEP_DISTRO_CACHE (where roots live), LOCKSTEP_DISTRO_MIRROR (the Debian
 # archive; default: the one this machine's apt uses, from /etc/apt/sources.list*).
@@ -32,6 +34,16 @@ dist=$1; shift
 [[ ${1:-} == -- ]] && shift
 [[ $# -ge 1 ]] || usage
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, mount, chroot); run it with sudo"
+
+# Every run mounts in a mount namespace of its own: its mounts are invisible to the host and to
+# other runs in the same root at the same time (ci/distro-check.sh and a toolchain check, say),
+# and the kernel drops them when the run's last process ends, even after a SIGKILL.
+own_namespace=$(readlink /proc/self/ns/mnt)
+if [[ -z ${LOCKSTEP_DISTRO_ROOT_NS_FROM:-} || $own_namespace == "$LOCKSTEP_DISTRO_ROOT_NS_FROM" ]]; then
+  command -v unshare >/dev/null || die "unshare (util-linux) is not installed"
+  LOCKSTEP_DISTRO_ROOT_NS_FROM=$own_namespace exec unshare --mount --propagation private "$0" "$dist" -- "$@"
+fi
+unset LOCKSTEP_DISTRO_ROOT_NS_FROM
 
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 cache=${LOCKSTEP_DISTRO_CACHE:-/var/cache/lockstep/distro}
@@ -56,13 +68,11 @@ on_signal() { unmount_all; trap - EXIT; exit 130; }
 trap unmount_all EXIT
 trap on_signal INT TERM HUP
 
-is_mountpoint() { mountpoint -q "$1"; }
 # bind SRC DEST_IN_ROOT [ro]: DEST is created inside the root (a folder, or a file for a file).
 bind() {
   local src=$1 dest=$2$3 ro=${4:-}
   [[ -e $src ]] || return 0
   if [[ -d $src ]]; then mkdir -p "$dest"; else mkdir -p "$(dirname "$dest")"; [[ -e $dest ]] || : >"$dest"; fi
-  is_mountpoint "$dest" && die "$dest is already mounted (another run inside this root?)"
   mount --bind "$src" "$dest"
   mounted+=("$dest")
   # A bind of a folder that has mounts below it would let them propagate; keep ours private.
@@ -72,7 +82,6 @@ bind() {
 mount_all() {
   local r=$1
   mkdir -p "$r/proc" "$r/sys" "$r/dev"
-  is_mountpoint "$r/proc" && die "$r/proc is already mounted (another run inside this root?)"
   mount -t proc proc "$r/proc"; mounted+=("$r/proc")
   bind /sys "$r" /sys ro
   bind /dev "$r" /dev
@@ -92,9 +101,11 @@ mount_all() {
   bind /root/.cache/pip "$r" /root/.cache/pip
   # Name resolution and the host's certificate authorities (the network may need them: this
   # machine's TLS is intercepted by a proxy whose CA only the host's bundle holds).
-  cp -L /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
+  # Copied under a name of this run's and renamed: runs in the same root at once each see a whole file.
   mkdir -p "$r/etc/lockstep"
-  cp -L /etc/ssl/certs/ca-certificates.crt "$r/etc/lockstep/host-ca-certificates.crt"
+  if cp -L /etc/resolv.conf "$r/etc/.resolv.conf.$$" 2>/dev/null; then mv -f "$r/etc/.resolv.conf.$$" "$r/etc/resolv.conf"; fi
+  cp -L /etc/ssl/certs/ca-certificates.crt "$r/etc/lockstep/.host-ca.$$"
+  mv -f "$r/etc/lockstep/.host-ca.$$" "$r/etc/lockstep/host-ca-certificates.crt"
 }
 
 # in_root ROOT COMMAND...: COMMAND as root inside ROOT, with a clean environment plus the
