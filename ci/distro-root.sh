@@ -127,6 +127,12 @@ in_root() {
     "LOCKSTEP_VENV=$venv_in_root"
     "LOCKSTEP_DISTRO=$dist"
   )
+  # The toolkit as this machine sets it up (its /etc/profile.d, NVIDIA's post-install steps): nvcc
+  # on PATH, which torch's CMake config needs to enable CUDA, and the driver's stub for linking.
+  if [[ -x $r/usr/local/cuda/bin/nvcc ]]; then
+    envs[0]=PATH=/usr/local/cuda/bin:${envs[0]#PATH=}
+    envs+=(CUDA_HOME=/usr/local/cuda LIBRARY_PATH=/usr/local/cuda/lib64/stubs)
+  fi
   local v
   while IFS= read -r v; do envs+=("$v"); done < <(env | grep -E '^(LOCKSTEP_|OMPI_|CCACHE_MAXSIZE=|CTEST_)' |
     grep -vE '^(LOCKSTEP_VENV|LOCKSTEP_DISTRO|LOCKSTEP_DISTRO_CACHE|LOCKSTEP_DISTRO_MIRROR)=' || true)
