@@ -169,7 +169,13 @@ security_mirror() {
 }
 
 make_root() {
-  command -v debootstrap >/dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+  if ! command -v debootstrap >/dev/null; then
+    # Installed when missing, as ci/install-deps.sh installs what the build needs: a fresh CI
+    # machine makes its root unattended.
+    echo "distro-root: installing debootstrap"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap; } ||
+      die "debootstrap is not installed and apt-get could not install it"
+  fi
   [[ -e /usr/share/debootstrap/scripts/$dist ]] ||
     die "this debootstrap does not know '$dist' (/usr/share/debootstrap/scripts/$dist)"
   local mirror=${LOCKSTEP_DISTRO_MIRROR:-$(host_mirror)}
