@@ -14,6 +14,10 @@ if command -v ccache >/dev/null 2>&1 && [[ ${LOCKSTEP_CCACHE:-1} != 0 ]]; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
 fi
-cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=${LOCKSTEP_BUILD_TYPE:-Release} "$@"
+# The torch of the build is the one ci/install-deps.sh installed: into $LOCKSTEP_VENV when that is
+# set (CMake alone would look only for the repository's .venv).
+python=()
+if [[ -n ${LOCKSTEP_VENV:-} ]]; then python=(-DLOCKSTEP_PYTHON="$LOCKSTEP_VENV/bin/python"); fi
+cmake -S . -B "$build_dir" "${generator[@]}" "${launcher[@]}" "${python[@]}" -DCMAKE_BUILD_TYPE=${LOCKSTEP_BUILD_TYPE:-Release} "$@"
 # LibTorch translation units take ~1.5 GiB each to compile: one job per core is safe on 24 GiB.
 cmake --build "$build_dir" --parallel "${LOCKSTEP_JOBS:-$(nproc)}"

@@ -42,8 +42,11 @@ TEST(RunDiffOutputTest, FirstDifferenceNamesStepTensorRanksDigestsAndNorms) {
   diff.only_in_b = {"new_scenario"};
   const std::string text = RunDiffText(diff);
 
-  const TensorRecord& ra = FindTensor(a, 1, 3, TensorKind::kParam, "fc2.weight");
-  const TensorRecord& rb = FindTensor(b, 1, 3, TensorKind::kParam, "fc2.weight");
+  // A named string, not a temporary: GCC 13+ (-Wdangling-reference) takes a reference returned
+  // by a call with a temporary argument for one into that temporary.
+  const std::string fc2 = "fc2.weight";
+  const TensorRecord& ra = FindTensor(a, 1, 3, TensorKind::kParam, fc2);
+  const TensorRecord& rb = FindTensor(b, 1, 3, TensorKind::kParam, fc2);
   EXPECT_THAT(text, HasSubstr("inject/bitflip: DIFFERENT from step 3 (3 of 6 compared steps differ, the last at step 5)\n"
                               "  first difference at step 3:\n"
                               "    loss differs on ranks [2]:\n"
