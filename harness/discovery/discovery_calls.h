@@ -39,7 +39,6 @@ struct DiscoveryCall {
   DiscoveryKind kind = DiscoveryKind::kBuild;
 };
 
-
 const std::vector<DiscoveryCall>& DiscoveryCallTable();
 // The entry of `name`, or null when it is not a discovery call.
 const DiscoveryCall* FindDiscoveryCall(std::string_view name);

@@ -603,9 +603,7 @@ std::string LaunchRun::DescribeStall() const {
   std::ostringstream msg;
   auto ranks = [](const std::vector<int>& v) { return std::string(v.size() == 1 ? "rank " : "ranks ") + Join(v); };
   if (stall_.kind == StallKind::kQuietTooLong) {
-    std::vector<int> busy = stall_.working;
-    busy.insert(busy.end(), stall_.unseen.begin(), stall_.unseen.end());
-    std::sort(busy.begin(), busy.end());
+    const std::vector<int> busy = BusyRanks(stall_);
     std::optional<int64_t> after;
     for (int r : busy) {
       const std::optional<int64_t> s = watcher_.rank(r).last_step;
@@ -740,9 +738,7 @@ void LaunchRun::Finish() {
       break;
     case LaunchEnding::kHang: {
       if (stall_.kind == StallKind::kQuietTooLong) {
-        report_.stalled_ranks = stall_.working;
-        report_.stalled_ranks.insert(report_.stalled_ranks.end(), stall_.unseen.begin(), stall_.unseen.end());
-        std::sort(report_.stalled_ranks.begin(), report_.stalled_ranks.end());
+        report_.stalled_ranks = BusyRanks(stall_);
       } else {
         report_.stalled_ranks = watcher_.StalledRanks();
         // Behind no one, yet idle (while the others wait, or with them): the ranks nothing moves.

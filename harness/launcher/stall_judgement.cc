@@ -1,6 +1,15 @@
 #include "harness/launcher/stall_judgement.h"
 
+#include <algorithm>
+
 namespace lockstep {
+
+std::vector<int> BusyRanks(const StallVerdict& v) {
+  std::vector<int> busy = v.working;
+  busy.insert(busy.end(), v.unseen.begin(), v.unseen.end());
+  std::sort(busy.begin(), busy.end());
+  return busy;
+}
 
 StallVerdict JudgeStall(const std::vector<RankActivity>& ranks, double quiet_for_s, double hang_timeout_s,
                         double quiet_timeout_s) {

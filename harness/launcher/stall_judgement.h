@@ -39,6 +39,10 @@ struct StallVerdict {
   std::vector<int> unseen;   // unfinished ranks outside any collective whose CPU cannot be seen
 };
 
+// The ranks that may still be working, in increasing order: those using CPU outside any
+// collective and those whose CPU cannot be seen (what a quiet phase is waiting for).
+std::vector<int> BusyRanks(const StallVerdict& v);
+
 // `quiet_for_s`: seconds since the last trace progress of any rank (or the end of start-up).
 // A timeout <= 0 is off.
 StallVerdict JudgeStall(const std::vector<RankActivity>& ranks, double quiet_for_s, double hang_timeout_s,

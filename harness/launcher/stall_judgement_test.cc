@@ -80,5 +80,11 @@ TEST(StallJudgementTest, ATimeoutOfZeroIsOff) {
   EXPECT_EQ(JudgeStall({Working()}, 1e6, 30, 0).kind, StallKind::kNone);
 }
 
+TEST(StallJudgementTest, BusyRanksAreTheWorkingAndTheUnseenInOrder) {
+  const StallVerdict v = JudgeStall({Unseen(), Waiting(), Working(), Idle(), Working()}, 31, 30, 1800);
+  EXPECT_THAT(BusyRanks(v), ElementsAre(0, 2, 4));
+  EXPECT_THAT(BusyRanks(JudgeStall({Waiting(), Idle()}, 31, 30, 1800)), IsEmpty());
+}
+
 }  // namespace
 }  // namespace lockstep
