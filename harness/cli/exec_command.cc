@@ -117,8 +117,8 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   "Seconds every rank may take to its first optimizer step (imports, data, model) (default 300)")
       ->check(SecondsBetween(kMinHangTimeoutS, kMaxTimeoutS));
   cmd->add_option("--name", flags->name,
-                  "Scenario id in the report and folder name under --out (default: the stem of the program's own script, the last .py a wrapper hands on: "
-                  "'train' for train.py)")
+                  "Scenario id in the report and folder name under --out (default: the stem of the program's "
+                  "own script, the last .py a wrapper hands on: 'train' for train.py)")
       ->type_name("ID");
   cmd->add_flag("--reuse-out", flags->reuse_out,
                 "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
