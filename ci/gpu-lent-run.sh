@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
 # One call of a lent GPU machine (issue 39; docs/GPU.md, "On a machine lent for minutes"): the
 # whole ci/gpu-checks.sh within one device call of 10 minutes, and what explains it copied to $OUT.
-#   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS]
+#   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS] [--seed FILE]
 #   --only LIST    rerun just these checks (a second call on the warm machine)
 #   --no-build     with --only: the build of the call before as it is (the working tree is laid
 #                  anew on each call; rebuilding would recompile everything)
 #   --budget S     seconds for gpu-checks.sh, build included (default 540): each check's limit is
 #                  also what is left of it, so the results and docs are written in time
+#   --seed FILE    a results.jsonl of an earlier call (its $OUT copy, carried in) to start from when
+#                  this machine has none: a rerun of some checks on a fresh machine then writes the
+#                  docs with every check, the rerun ones replaced (gpu-checks.sh's --only)
 # The machine (2026-11-26): Ubuntu 24.04, g++ 13.3 in /opt/gcc/bin, torch in /opt/torch/.venv (its
 # cmake and ninja too), nvcc in /usr/local/cuda/bin, no apt, no network; .debs/ (ci/gpu-deps.sh)
 # comes in the device tool's carry. The build goes to /root/build-gpu and the logs and
 # results.jsonl to /root/gpu-out, outside the working tree, so that a second call finds them.
-# $OUT gets at most 6 files: toolchain.txt (what issue 35 needs to know about the compiler and the
+# $OUT gets at most 8 files: toolchain.txt (what issue 35 needs to know about the compiler and the
 # probe extension's libraries), results.jsonl, GPU.md, gpu-results.json, PERFORMANCE.md and
-# gpu-logs.tar.gz (the logs and reports of every check, no traces; under 16 MiB). A short table of
+# gpu-logs.tar.gz (the logs and reports of every check, no traces; under 16 MiB), and for a crash
+# of the cost or nccl_plugin check its native stack (bench-stack.txt, nccl-stack.txt). A short table of
 # the checks is printed last. Exit status: gpu-checks.sh's.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-only=() no_build=() budget=540
+only=() no_build=() budget=540 seed=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --only) only=(--only "${2:?--only needs a list}"); shift 2 ;;
     --no-build) no_build=(--no-build); shift ;;
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --seed) seed=${2:?--seed needs a file}; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "ci/gpu-lent-run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +38,10 @@ mkdir -p "$out_dir"
 build=${LOCKSTEP_LENT_BUILD:-/root/build-gpu}
 results=${LOCKSTEP_LENT_OUT:-/root/gpu-out}
 mkdir -p "$results"
+if [[ -n $seed ]]; then
+  [[ -f $seed ]] || { echo "ci/gpu-lent-run.sh: --seed: no file $seed" >&2; exit 2; }
+  [[ -s $results/results.jsonl ]] || cp "$seed" "$results/results.jsonl"
+fi
 
 # The image's toolchain first: its g++ (the one CMake picked on the first run), then the venv's
 # cmake and ninja, then nvcc.
@@ -74,6 +83,30 @@ timeout --kill-after=15 $((budget + 20)) "$root/ci/gpu-checks.sh" "${deps[@]}" -
   fi
 } >>"$facts" 2>&1
 tail -n 20 "$facts"
+
+# A native stack for each crash the checks could not explain, while the build is at hand: with the
+# PC at 0 (a call through a null pointer) bt has no frames, but the return address on top of the
+# stack names the caller. Only for checks that failed; at most 45 s each.
+outcome() {
+  "$python" -c 'import json,sys; print(next((r["outcome"] for r in map(json.loads, open(sys.argv[1])) if r["check"] == sys.argv[2]), "absent"))' \
+    "$results/results.jsonl" "$1" 2>/dev/null
+}
+native_stack() {  # native_stack FILE -- COMMAND...
+  local file=$1; shift 2
+  command -v cuda-gdb >/dev/null || { echo "no cuda-gdb" >"$file"; return; }
+  timeout --kill-after=5 45 cuda-gdb -batch -ex run -ex bt -ex 'x/8a $sp' -ex 'info symbol *(void**)$sp' \
+    -ex 'disassemble *(void**)$sp-32,*(void**)$sp+4' -ex 'info sharedlibrary' --args "$@" >"$file" 2>&1
+}
+if [[ $(outcome cost) == failed && -x $build/bin/lockstep-bench ]]; then
+  native_stack "$out_dir/bench-stack.txt" -- "$build/bin/lockstep-bench" --benchmark_filter='^BM_CudaStepOverhead/'
+fi
+if [[ $(outcome nccl_plugin) == failed && -d $build/python/lockstep ]]; then
+  mkdir -p "$results/diag-nccl"
+  ( export LOCAL_RANK=0 RANK=0 WORLD_SIZE=1 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29571 \
+      LOCKSTEP_PROBE=1 LOCKSTEP_TRACE_DIR="$results/diag-nccl" PYTHONPATH="$build/python" PYTHONFAULTHANDLER=1 \
+      NCCL_CHECK_STEPS=2 NCCL_CHECK_ALLREDUCES=4
+    native_stack "$out_dir/nccl-stack.txt" -- "$python" "$root/ci/gpu-nccl-program.py" )
+fi
 
 cp "$results/results.jsonl" "$out_dir/" 2>/dev/null
 for f in docs/GPU.md docs/gpu-results.json docs/PERFORMANCE.md; do cp "$root/$f" "$out_dir/" 2>/dev/null; done

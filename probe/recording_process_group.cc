@@ -2,12 +2,11 @@
 
 #include <Python.h>
 
-#include <ATen/core/ivalue.h>
-
 #include <optional>
 #include <utility>
 
 #include "harness/trace/dtype_name.h"
+#include "probe/work_completion.h"
 
 namespace lockstep::probe {
 namespace {
@@ -130,23 +129,11 @@ uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, i
 
 WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
   // The end is when the collective's result is ready, which for an asynchronous backend is after
-  // this call returns: the work's future says when. Backends without futures end here. c10d::Work
-  // has no query for whether it has one (its base getFuture throws a fixed message, no number in
-  // it), so this one asks by catching.
-  c10::intrusive_ptr<c10::ivalue::Future> future;
-  try {
-    future = work->getFuture();
-  } catch (const c10::Error&) {
-    future.reset();
-  }
-  if (future) {
-    std::weak_ptr<ProbeSession> session = session_;
-    future->addCallback([session, group = group_, seq](c10::ivalue::Future&) {
-      if (auto s = session.lock()) s->CollectiveEnded(group, seq);
-    });
-  } else {
-    session_->CollectiveEnded(group_, seq);
-  }
+  // this call returns (work_completion.h). The session may be gone by then.
+  std::weak_ptr<ProbeSession> session = session_;
+  WhenWorkEnds(work, [session, group = group_, seq] {
+    if (auto s = session.lock()) s->CollectiveEnded(group, seq);
+  });
   return work;
 }
 

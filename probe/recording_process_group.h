@@ -105,8 +105,7 @@ class RecordingProcessGroup : public WrappedGroup {
  private:
   // Writes the begin record; returns its seq.
   uint64_t Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root, const std::string& reduce);
-  // Writes the end record when the work completes (its future's callback), or at once for work
-  // without a future.
+  // Writes the end record when the work has ended (work_completion.h); `work` may be null.
   WorkPtr End(WorkPtr work, uint64_t seq);
 
   c10::intrusive_ptr<WrappedGroup> inner_;
