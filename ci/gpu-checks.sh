@@ -284,7 +284,7 @@ fi
 check_targets=lockstep,lockstep-rank,lockstep-tensors,comm_test,cuda_digest_test,cuda_tensor_digest_test
 check_targets+=,digest_kernel_test,lockstep-bench,models_test,comm_nccl_test,lockstep_probe,probe_catalog_test
 check_targets+=,example_catalog_exec_test,lockstep_process_log,lockstep_pmpi,lockstep_cupti,cupti_discovery_gpu_test
-check_targets+=,lockstep_nccl_profiler
+check_targets+=,lockstep_nccl_profiler,work_completion_test
 [[ $targets == checks ]] && targets=$check_targets
 echo "ci/gpu-checks.sh: building${targets:+ $targets}"
 target_args=()
