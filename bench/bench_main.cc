@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/crash_report.h"
 #include "bench/mpi_bench.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/core/build_info.h"
@@ -41,6 +42,7 @@ std::string LoadAverage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lockstep::bench::InstallCrashReport();
   const int ranks = lockstep::bench::LaunchedRanks();
   int rank = 0;
   if (ranks > 0) {

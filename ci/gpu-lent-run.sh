@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One call of a lent GPU machine (issue 39; docs/GPU.md, "On a machine lent for minutes"): the
 # whole ci/gpu-checks.sh within one device call of 10 minutes, and what explains it copied to $OUT.
-#   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS] [--seed FILE]
+#   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS] [--seed FILE] [--targets LIST]
 #   --only LIST    rerun just these checks (a second call on the warm machine)
 #   --no-build     with --only: the build of the call before as it is (the working tree is laid
 #                  anew on each call; rebuilding would recompile everything)
 #   --budget S     seconds for gpu-checks.sh, build included (default 540): each check's limit is
 #                  also what is left of it, so the results and docs are written in time
+#   --targets LIST what to build (gpu-checks.sh's --targets; default `checks`, all the checks need):
+#                  fewer for a rerun of some checks on a fresh machine, where the build is the cost
 #   --seed FILE    a results.jsonl of an earlier call (its $OUT copy, carried in) to start from when
 #                  this machine has none: a rerun of some checks on a fresh machine then writes the
 #                  docs with every check, the rerun ones replaced (gpu-checks.sh's --only)
@@ -21,14 +23,15 @@
 # the checks is printed last. Exit status: gpu-checks.sh's.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-only=() no_build=() budget=540 seed=""
+only=() no_build=() budget=540 seed="" targets=checks
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --only) only=(--only "${2:?--only needs a list}"); shift 2 ;;
     --no-build) no_build=(--no-build); shift ;;
     --budget) budget=${2:?--budget needs seconds}; shift 2 ;;
     --seed) seed=${2:?--seed needs a file}; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --targets) targets=${2:?--targets needs a list}; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "ci/gpu-lent-run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -71,7 +74,7 @@ deps=()
 rc=0
 # The checks' limit: the budget's, the deadline cuts each one to what is left.
 timeout --kill-after=15 $((budget + 20)) "$root/ci/gpu-checks.sh" "${deps[@]}" --build-dir "$build" --out "$results" \
-  --targets checks --deadline "$budget" --check-timeout 240 "${only[@]}" "${no_build[@]}" || rc=$?
+  --targets "$targets" --deadline "$budget" --check-timeout 240 "${only[@]}" "${no_build[@]}" || rc=$?
 
 # The probe extension the checks built: its NEEDED libraries and RUNPATH, and what they resolve to.
 {
