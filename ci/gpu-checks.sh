@@ -344,15 +344,21 @@ status=0
 [[ $build_failed -eq 0 ]] || status=3
 # record CHECK OUTCOME DETAIL [JSON-FIGURES [JSON-TESTS]]: TESTS, the names of the tests or runs the
 # check judged, go into results.jsonl with it (a check says what it ran, not only that it passed).
+# Each row says when it was judged and how long its check took (since the previous row, or since
+# the build): results of several calls, on fresh machines, are told apart, and the next call's
+# --deadline can be planned from them.
+check_clock=$(date +%s)
 record() {
-  "$python" - "$results" "$@" <<'PY'
+  local now seconds
+  now=$(date +%s); seconds=$(( now - check_clock )); check_clock=$now
+  "$python" - "$results" "$seconds" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$@" <<'PY'
 import json, sys
-path, check, outcome, detail = sys.argv[1:5]
-figures = json.loads(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else {}
-tests = json.loads(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] else []
+path, seconds, at, check, outcome, detail = sys.argv[1:7]
+figures = json.loads(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] else {}
+tests = json.loads(sys.argv[8]) if len(sys.argv) > 8 and sys.argv[8] else []
 with open(path, "a") as f:
     f.write(json.dumps({"check": check, "outcome": outcome, "detail": detail, "figures": figures,
-                        "tests": tests}) + "\n")
+                        "tests": tests, "seconds": int(seconds), "at": at}) + "\n")
 PY
   [[ $2 == passed ]] || status=1
   echo "ci/gpu-checks.sh: $1: $2 ($3)"
@@ -371,7 +377,8 @@ needs() {
   done
 }
 # bounded LOG COMMAND...: runs COMMAND with the check time limit, output to out/gpu/LOG; its exit
-# status, 124 when it ran out of time (said on stderr at once).
+# status, 124 when it ran out of time (said on stderr at once), 125 when the --deadline left no
+# time to start it.
 # With --deadline, the limit is also what is left of the whole call: a check that cannot start
 # in time fails at once ("ran past"), and the results and docs are still written at the end.
 bounded() {
@@ -381,7 +388,7 @@ bounded() {
     (( left < limit )) && limit=$left
     if (( limit < 5 )); then
       echo "ci/gpu-checks.sh: $*: not started, the --deadline has passed" | tee "$out/$log" >&2
-      return 124
+      return 125
     fi
   fi
   timeout --kill-after=10 "$limit" "$@" >"$out/$log" 2>&1 || rc=$?
@@ -408,7 +415,9 @@ ctest_selection() {
   bounded "$log" ctest --test-dir "$build_dir" -V --timeout "$check_timeout" "$@" || ctest_rc=$?
   ctest_verdict=$(judge_ctest "$log" $required)
   [[ -n $ctest_verdict ]] || ctest_verdict='{"outcome": "failed", "detail": "the judge printed nothing", "tests": []}'
-  if [[ $ctest_rc -eq 124 || $ctest_rc -eq 137 ]]; then
+  if [[ $ctest_rc -eq 125 ]]; then
+    ctest_verdict=$("$python" -c 'import json,sys; v=json.loads(sys.argv[1]); v["outcome"]="failed"; v["detail"]="not started: the --deadline had passed; "+v["detail"]; print(json.dumps(v))' "$ctest_verdict")
+  elif [[ $ctest_rc -eq 124 || $ctest_rc -eq 137 ]]; then
     ctest_verdict=$("$python" -c 'import json,sys; v=json.loads(sys.argv[1]); v["outcome"]="failed"; v["detail"]="ran past "+sys.argv[2]+" s; "+v["detail"]; print(json.dumps(v))' "$ctest_verdict" "$check_timeout")
   elif [[ $ctest_rc -ne 0 ]]; then
     ctest_verdict=$("$python" -c 'import json,sys; v=json.loads(sys.argv[1]); v["outcome"]="failed"; v["detail"]="ctest exit "+sys.argv[2]+"; "+v["detail"]; print(json.dumps(v))' "$ctest_verdict" "$ctest_rc")
@@ -617,103 +626,6 @@ PY
   fi
 fi
 
-if want selftest && needs selftest lockstep lockstep-rank; then
-  # The catalog as `lockstep selftest` reads it: scenarios/inject and its sub-folders, every *.yaml
-  # but the defaults files. nccl takes one GPU per rank: the catalog's largest world decides
-  # whether it can run here (a rank count left to a defaults file counts too).
-  catalog=$root/scenarios/inject
-  mapfile -t catalog_files < <(find "$catalog" -name '*.yaml' ! -name lockstep.defaults.yaml | sort)
-  catalog_ranks=0
-  for f in "${catalog_files[@]}"; do
-    r=$(awk '/^ranks:/{print $2; exit}' "$f")
-    [[ -z $r && -f $(dirname "$f")/lockstep.defaults.yaml ]] && r=$(awk '/^ranks:/{print $2; exit}' "$(dirname "$f")/lockstep.defaults.yaml")
-    [[ ${r:-0} -gt $catalog_ranks ]] && catalog_ranks=$r
-  done
-  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
-  backends=(gloo)
-  [[ $gpus -ge $catalog_ranks ]] && backends+=(nccl)
-  rc=0 detail=""
-  [[ ${#catalog_files[@]} -gt 0 ]] || { rc=3; detail="no injection scenario under $catalog; "; }
-  # One selftest per sub-folder of the catalog, side by side (16 cores; the GPU shared): a folder
-  # holds a hang injection that takes its hang timeout, so in a row they would not fit a lent
-  # machine's call. The clean scenarios run once, with the first folder.
-  mapfile -t parts < <(find "$catalog" -mindepth 1 -maxdepth 1 -type d | sort)
-  [[ ${#parts[@]} -gt 0 ]] || parts=("$catalog")
-  for backend in "${backends[@]}"; do
-    pids=() i=0
-    for part in "${parts[@]}"; do
-      repeats=0; [[ $i -eq 0 ]] && repeats=1
-      name=$(basename "$part")
-      rm -rf "$out/selftest-$backend-$name"
-      bounded "selftest-$backend-$name.log" "$bin/lockstep" selftest "$part" --clean "$root/scenarios/clean" \
-        --launcher local --backend "$backend" --device cuda --repeats "$repeats" --out "$out/selftest-$backend-$name" &
-      pids+=($!); i=$((i + 1))
-    done
-    i=0
-    for part in "${parts[@]}"; do
-      brc=0; wait "${pids[$i]}" || brc=$?
-      name=$(basename "$part")
-      detail="$detail$backend/$name: exit $brc; "
-      [[ $brc -eq 0 ]] || rc=$brc
-      i=$((i + 1))
-    done
-  done
-  verdict=$("$python" - "$out" "${#catalog_files[@]}" "${backends[@]}" <<'PY'
-import json, sys
-from pathlib import Path
-out, expected, backends = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-problems, figures, tests = [], {}, []
-for backend in backends:
-    inject = clean = fp = 0
-    for report in sorted(out.glob(f"selftest-{backend}-*/report.json")):
-        for s in json.loads(report.read_text()).get("scenarios", []):
-            sid = str(s.get("id", ""))
-            if "#" in sid:
-                clean += 1
-                if s.get("outcome") != "pass":
-                    fp += 1
-            else:
-                inject += 1
-                tests.append(f"{backend}:{sid}")
-    figures[f"{backend}_injections_judged"] = inject
-    figures[f"{backend}_clean_runs"] = clean
-    figures[f"{backend}_false_positives"] = fp
-    if inject != expected:
-        problems.append(f"{backend}: {inject} of the catalog's {expected} injections judged")
-    if clean == 0:
-        problems.append(f"{backend}: no clean run")
-print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
-PY
-) || verdict='{"problems": ["could not read out/gpu/selftest-*/report.json"], "figures": {}, "tests": []}'
-  read_verdict "$verdict"
-  [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs (one per rank), this machine has $gpus; "
-  if [[ $rc -eq 0 && -z $problems ]]; then record selftest passed "$detail" "$figures" "$(verdict_field "$verdict" tests)"
-  else record selftest failed "$detail${problems:+$problems; }see out/gpu/selftest-*.log and their detection.md" "$figures" "$(verdict_field "$verdict" tests)"; fi
-fi
-
-if want probe; then
-  # Built only when this machine's python3 imports the torch whose LibTorch the build links
-  # (probe/CMakeLists.txt); its test programs exist only then, and configure said why not.
-  why=$(grep -o "the Python probe is not built: .*" "$out/configure.log" | head -n 1 || true)
-  if [[ -n $why ]]; then record probe failed "$why"
-  elif needs probe lockstep probe_catalog_test example_catalog_exec_test; then
-    # The MPI examples need an mpi4py built for Open MPI (the MPI of the carried mpirun); with
-    # another they skip, and a skip fails a check here, so they are left out, and said so.
-    # The pip-install tests build the package anew with pip and scikit-build-core (minutes each,
-    # and the machine has no network for a missing build backend): they prove the install route,
-    # not the GPU, and run in CI (probe/tests/pip_install_test.sh); left out here, and said so.
-    left_out='probe_pip_install.*'
-    echo "ci/gpu-checks.sh: probe: the pip-install tests are left out (CI runs them)"
-    if ! "$python" -c 'import mpi4py, sys; mpi4py.rc.initialize = False; from mpi4py import MPI; sys.exit("Open MPI" not in MPI.Get_library_version())' >/dev/null 2>&1; then
-      echo "ci/gpu-checks.sh: probe: this python's mpi4py is missing or not Open MPI's: the MPI examples are left out"
-      left_out="$left_out|ExampleCatalogExec\.(CleanMpiDdp|SplitInForwardMpi)"
-    fi
-    # Each test runs 2-4 Python ranks, mostly waiting on one another: 3 tests per 4 cores keeps the
-    # 53 of them inside the check's limit (half the cores ran 28 in 240 s on 16 cores).
-    probe_jobs=$(( $(nproc) * 3 / 4 > 1 ? $(nproc) * 3 / 4 : 1 ))
-    run_ctest probe ctest-probe.log "$probe_gpu_tests" -L probe -j "$probe_jobs" -E "^($left_out)\$"
-  fi
-fi
 
 # The CUPTI recorder is quiet on clean runs (the top rule: never cry wolf): loaded by the driver
 # into each rank of clean programs, the CPU examples (no cuInit: it never loads, and nothing
@@ -873,6 +785,108 @@ PY
   fi
 fi
 
+if want selftest && needs selftest lockstep lockstep-rank; then
+  # The catalog as `lockstep selftest` reads it: scenarios/inject and its sub-folders, every *.yaml
+  # but the defaults files. nccl takes one GPU per rank: the catalog's largest world decides
+  # whether it can run here (a rank count left to a defaults file counts too).
+  catalog=$root/scenarios/inject
+  mapfile -t catalog_files < <(find "$catalog" -name '*.yaml' ! -name lockstep.defaults.yaml | sort)
+  catalog_ranks=0
+  for f in "${catalog_files[@]}"; do
+    r=$(awk '/^ranks:/{print $2; exit}' "$f")
+    [[ -z $r && -f $(dirname "$f")/lockstep.defaults.yaml ]] && r=$(awk '/^ranks:/{print $2; exit}' "$(dirname "$f")/lockstep.defaults.yaml")
+    [[ ${r:-0} -gt $catalog_ranks ]] && catalog_ranks=$r
+  done
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  backends=(gloo)
+  [[ $gpus -ge $catalog_ranks ]] && backends+=(nccl)
+  rc=0 detail=""
+  [[ ${#catalog_files[@]} -gt 0 ]] || { rc=3; detail="no injection scenario under $catalog; "; }
+  # One selftest per sub-folder of the catalog, side by side (16 cores; the GPU shared): a folder
+  # holds a hang injection that takes its hang timeout, so in a row they would not fit a lent
+  # machine's call. The clean scenarios run once, with the first folder.
+  mapfile -t parts < <(find "$catalog" -mindepth 1 -maxdepth 1 -type d | sort)
+  [[ ${#parts[@]} -gt 0 ]] || parts=("$catalog")
+  for backend in "${backends[@]}"; do
+    pids=() i=0
+    for part in "${parts[@]}"; do
+      repeats=0; [[ $i -eq 0 ]] && repeats=1
+      name=$(basename "$part")
+      rm -rf "$out/selftest-$backend-$name"
+      bounded "selftest-$backend-$name.log" "$bin/lockstep" selftest "$part" --clean "$root/scenarios/clean" \
+        --launcher local --backend "$backend" --device cuda --repeats "$repeats" --out "$out/selftest-$backend-$name" &
+      pids+=($!); i=$((i + 1))
+    done
+    i=0
+    for part in "${parts[@]}"; do
+      brc=0; wait "${pids[$i]}" || brc=$?
+      name=$(basename "$part")
+      detail="$detail$backend/$name: exit $brc; "
+      [[ $brc -eq 0 ]] || rc=$brc
+      i=$((i + 1))
+    done
+  done
+  verdict=$("$python" - "$out" "${#catalog_files[@]}" "${backends[@]}" <<'PY'
+import json, sys
+from pathlib import Path
+out, expected, backends = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+problems, figures, tests = [], {}, []
+for backend in backends:
+    inject = clean = fp = 0
+    for report in sorted(out.glob(f"selftest-{backend}-*/report.json")):
+        for s in json.loads(report.read_text()).get("scenarios", []):
+            sid = str(s.get("id", ""))
+            if "#" in sid:
+                clean += 1
+                if s.get("outcome") != "pass":
+                    fp += 1
+            else:
+                inject += 1
+                tests.append(f"{backend}:{sid}")
+    figures[f"{backend}_injections_judged"] = inject
+    figures[f"{backend}_clean_runs"] = clean
+    figures[f"{backend}_false_positives"] = fp
+    if inject != expected:
+        problems.append(f"{backend}: {inject} of the catalog's {expected} injections judged")
+    if clean == 0:
+        problems.append(f"{backend}: no clean run")
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read out/gpu/selftest-*/report.json"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  [[ " ${backends[*]} " == *" nccl "* ]] || detail="${detail}nccl not run: the catalog needs $catalog_ranks GPUs (one per rank), this machine has $gpus; "
+  if [[ $rc -eq 0 && -z $problems ]]; then record selftest passed "$detail" "$figures" "$(verdict_field "$verdict" tests)"
+  else record selftest failed "$detail${problems:+$problems; }see out/gpu/selftest-*.log and their detection.md" "$figures" "$(verdict_field "$verdict" tests)"; fi
+fi
+
+if want probe; then
+  # Built only when this machine's python3 imports the torch whose LibTorch the build links
+  # (probe/CMakeLists.txt); its test programs exist only then, and configure said why not.
+  why=$(grep -o "the Python probe is not built: .*" "$out/configure.log" | head -n 1 || true)
+  if [[ -n $why ]]; then record probe failed "$why"
+  elif needs probe lockstep probe_catalog_test example_catalog_exec_test; then
+    # The MPI examples need an mpi4py built for Open MPI (the MPI of the carried mpirun); with
+    # another they skip, and a skip fails a check here, so they are left out, and said so.
+    # The pip-install tests build the package anew with pip and scikit-build-core (minutes each,
+    # and the machine has no network for a missing build backend): they prove the install route,
+    # not the GPU, and run in CI (probe/tests/pip_install_test.sh); left out here, and said so.
+    left_out='probe_pip_install.*'
+    echo "ci/gpu-checks.sh: probe: the pip-install tests are left out (CI runs them)"
+    if ! "$python" -c 'import mpi4py, sys; mpi4py.rc.initialize = False; from mpi4py import MPI; sys.exit("Open MPI" not in MPI.Get_library_version())' >/dev/null 2>&1; then
+      echo "ci/gpu-checks.sh: probe: this python's mpi4py is missing or not Open MPI's: the MPI examples are left out"
+      left_out="$left_out|ExampleCatalogExec\.(CleanMpiDdp|SplitInForwardMpi)"
+    fi
+    # Each test runs 2-4 Python ranks, mostly waiting on one another: 3 tests per 4 cores. Each
+    # example once (LOCKSTEP_EXAMPLE_REPEATS_MAX=1): their repeats (3-5, a clean verdict's
+    # stability) need more than the check's limit here (the third run, with repeats, finished 21 of
+    # 59 tests in 240 s on 16 cores) and run in CI on the CPU machines; one run of each shows the
+    # probe works with this machine's toolchain, torch and CUDA. The probe check runs last: it is
+    # the longest, and what the deadline leaves of it cuts no other check.
+    probe_jobs=$(( $(nproc) * 3 / 4 > 1 ? $(nproc) * 3 / 4 : 1 ))
+    LOCKSTEP_EXAMPLE_REPEATS_MAX=1 run_ctest probe ctest-probe.log "$probe_gpu_tests" -L probe -j "$probe_jobs" -E "^($left_out)\$"
+  fi
+fi
+
 nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
 if [[ $write_doc -eq 1 ]]; then
@@ -884,14 +898,16 @@ rows = [json.loads(l) for l in Path(results).read_text().splitlines() if l.strip
 machine = {"gpu": gpu, "driver": driver, "torch": torch_v, "cuda": cuda_v, "nccl": nccl_v, "host": host}
 summary = {"schema": "lockstep.gpu-results/1", "date": started, "machine": machine,
            "checks": {r["check"]: {"outcome": r["outcome"], "detail": r["detail"], "figures": r["figures"],
-                                   "ran": r.get("tests", [])} for r in rows}}
+                                   "ran": r.get("tests", []), "seconds": r.get("seconds"), "at": r.get("at")}
+                      for r in rows}}
 (Path(root) / "docs/gpu-results.json").write_text(json.dumps(summary, indent=2) + "\n")
 lines = [f"Run on {started} on {gpu}; driver {driver}; torch {torch_v} (CUDA {cuda_v}); NCCL {nccl_v}.", "",
-         "| check | outcome | ran | detail | figures |", "|---|---|---|---|---|"]
+         "| check | outcome | ran | s | at | detail | figures |", "|---|---|---|---|---|---|---|"]
 for r in rows:
     figs = ", ".join(f"{k} {v}" for k, v in r["figures"].items())
     ran = len(r.get("tests", []))
-    lines.append(f"| {r['check']} | {r['outcome']} | {ran} | {r['detail'].replace('|', '/')} | {figs} |")
+    lines.append(f"| {r['check']} | {r['outcome']} | {ran} | {r.get('seconds', '')} | {r.get('at', '')} | "
+                 f"{r['detail'].replace('|', '/')} | {figs} |")
 block = ("<!-- gpu-checks results: written by ci/gpu-checks.sh, do not edit by hand -->\n" + "\n".join(lines)
          + "\n<!-- end gpu-checks results -->")
 doc = Path(root) / "docs/GPU.md"

@@ -111,6 +111,15 @@ if [[ $(outcome nccl_plugin) == failed && -d $build/python/lockstep ]]; then
     native_stack "$out_dir/nccl-stack.txt" -- "$python" "$root/ci/gpu-nccl-program.py" )
 fi
 
+# The probe tests' own runs (rank logs and reports) are kept in the build folder: a failed or
+# hung example is explained by its ranks' logs.
+mkdir -p "$results/probe-runs"
+for d in example_catalog_exec_test probe_catalog_test; do
+  [[ -d $build/$d ]] || continue
+  (cd "$build" && find "$d" \( -name '*.log' -o -name 'report.json' \) -size -1024k -print0 |
+     xargs -0 -r cp --parents -t "$results/probe-runs/") 2>/dev/null
+done
+
 cp "$results/results.jsonl" "$out_dir/" 2>/dev/null
 for f in docs/GPU.md docs/gpu-results.json docs/PERFORMANCE.md; do cp "$root/$f" "$out_dir/" 2>/dev/null; done
 # Every log and report, not the traces (they are large and the reports name what they hold).

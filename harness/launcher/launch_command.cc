@@ -302,22 +302,4 @@ void AddStoreRendezvousEnv(LaunchSpec& spec, const std::string& host, int port) 
   }
 }
 
-Result<int> PickFreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return IoError(std::string("picking a free port on 127.0.0.1: ") + std::strerror(err));
-  }
-  ::close(fd);
-  return static_cast<int>(ntohs(addr.sin_port));
-}
-
 }  // namespace lockstep

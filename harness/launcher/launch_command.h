@@ -95,8 +95,6 @@ std::optional<std::filesystem::path> FindExecutable(const std::string& name, con
 // mpirun from $MPIEXEC, then PATH, then the one CMake found at build time.
 Result<std::filesystem::path> FindMpirun();
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, as torchrun does).
-Result<int> PickFreePort();
 
 // The store rendezvous of gloo and nccl under mpirun and srun: the launcher gives the ranks their
 // rank and world size, but rank 0 must also serve a store at MASTER_ADDR:MASTER_PORT. Adds both

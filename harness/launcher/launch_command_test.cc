@@ -203,19 +203,6 @@ TEST(LaunchCommandTest, FindExecutable) {
   EXPECT_FALSE(FindExecutable("", "/bin").has_value());
 }
 
-TEST(LaunchCommandTest, PickFreePortGivesABindablePort) {
-  auto port = PickFreePort();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
-  EXPECT_GT(*port, 0);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(*port));
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  ::close(fd);
-}
-
 TEST(LaunchCommandTest, ShellQuote) {
   EXPECT_EQ(ShellQuote("abc-1.x/y=z"), "abc-1.x/y=z");
   EXPECT_EQ(ShellQuote("a b"), "'a b'");

@@ -18,6 +18,7 @@
 #include "harness/core/untrusted_input.h"
 #include "harness/launcher/interrupt_guard.h"
 #include "harness/launcher/launch_command.h"
+#include "harness/launcher/rendezvous_port.h"
 #include "harness/launcher/launcher_output_parser.h"
 #include "harness/launcher/process_tree.h"
 #include "harness/launcher/rank_cpu.h"
