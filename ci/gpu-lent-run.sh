@@ -84,6 +84,15 @@ timeout --kill-after=15 $((budget + 20)) "$root/ci/gpu-checks.sh" "${deps[@]}" -
     readelf -d "$ext" 2>&1 | grep -E "NEEDED|RUNPATH|RPATH"
     ldd "$ext" 2>&1 | grep -E "stdc\+\+|gcc_s|torch|python|not found"
   fi
+  # A program must load the system's libstdc++.so.6 first, not carry the archive
+  # (cmake/LockstepLibstdcxxFirst.cmake): its NEEDED libstdc++ and what the configure step said.
+  for program in "$build/bin/lockstep-bench" "$build/bin/lockstep-rank"; do
+    [[ -x $program ]] || continue
+    echo "== program: $program"
+    readelf -d "$program" 2>&1 | grep -E "NEEDED.*(stdc\+\+|torch)" | head -n 3
+    echo "   std:: symbols it defines for others: $(nm -D --defined-only "$program" 2>/dev/null | grep -c ' _ZNSt\| _ZSt')"
+  done
+  grep -h "libstdc++" "$results/configure.log" 2>/dev/null | head -n 3
 } >>"$facts" 2>&1
 tail -n 20 "$facts"
 

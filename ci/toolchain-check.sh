@@ -12,7 +12,9 @@
 #   - injected_object_workload.*: each object at work in a program that links libstdc++ shared
 #     (numbers formatted through streams, exceptions across the boundary, std::filesystem);
 #   - ProbeCases.*: the probe catalog, real 2-rank DDP (and FSDP, ZeRO, subgroup) programs under
-#     the probe, judged by lockstep's checkers.
+#     the probe, judged by lockstep's checkers;
+#   - LibstdcxxFirstTest.*: a program linking LibTorch, built where -lstdc++ finds only the
+#     archive, still binds std::filesystem to the system's libstdc++ (not LibTorch's copies).
 #
 # --source DIR builds another checkout (it must lie inside this repository, the folder the root
 # sees), e.g. a worktree of an older commit, to see these tests fail there.
@@ -76,20 +78,14 @@ major=$("$cxx" -dumpversion | cut -d. -f1)
 archive=$("$cxx" -print-file-name=libstdc++.a)
 [[ -f $archive ]] || die "$compiler has no libstdc++.a (apt-get install libstdc++-${major}-dev)"
 # A folder with the archive and nothing else, searched before the compiler's own (-L comes first):
-# -lstdc++ then resolves to the archive, as in the GPU image's /opt/gcc. For shared objects only:
-# the programs that load them (Python, the workload) link libstdc++ shared, as users' do.
+# -lstdc++ then resolves to the archive, as in the GPU image's /opt/gcc, for shared objects and
+# programs alike. The objects lockstep injects carry the archive privately; programs must still
+# load the system's libstdc++.so.6 first (cmake/LockstepLibstdcxxFirst.cmake finds it and says
+# so at configure time): a program carrying the archive bound std::filesystem to LibTorch's copies
+# and crashed on the GPU machine (libstdcxx_first_test, below).
 static_dir=$build_dir/libstdc++-archive-only
 mkdir -p "$static_dir"
 cp -f "$archive" "$static_dir/libstdc++.a"
-# Programs link the system's libstdc++.so.6, the one they load: Debian's libgtest.a is built by
-# the distribution's default GCC (14 in Debian 13) and needs its newer symbols, which g++-13's own
-# libstdc++.so lacks.
-system_runtime=$("$cxx" -print-file-name=libstdc++.so.6)
-[[ -f $system_runtime ]] || system_runtime=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
-[[ -f $system_runtime ]] || die "no libstdc++.so.6 in the $dist root"
-shared_dir=$build_dir/libstdc++-system-shared
-mkdir -p "$shared_dir"
-ln -sfn "$system_runtime" "$shared_dir/libstdc++.so"
 python=${LOCKSTEP_VENV:-/opt/lockstep-venv}/bin/python
 [[ -x $python ]] || die "no $python in the $dist root (ci/distro-root.sh makes it)"
 export CCACHE_BASEDIR=$source_dir
@@ -100,18 +96,20 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), $("$cxx" --version | head -n1); libstdc++ for shared objects: only $static_dir/libstdc++.a; for programs: $system_runtime"
+echo "== $(. /etc/os-release && echo "$PRETTY_NAME"), $("$cxx" --version | head -n1); libstdc++ found by -lstdc++: only $static_dir/libstdc++.a"
 configure_log=$build_dir/toolchain-check-configure.log
 cmake -S "$source_dir" -B "$build_dir" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx" \
   -DCMAKE_SHARED_LINKER_FLAGS="-L$static_dir" -DCMAKE_MODULE_LINKER_FLAGS="-L$static_dir" \
-  -DCMAKE_EXE_LINKER_FLAGS="-L$shared_dir" \
+  -DCMAKE_EXE_LINKER_FLAGS="-L$static_dir" \
   -DLOCKSTEP_PYTHON="$python" -DLOCKSTEP_BUILD_BENCH=OFF >"$configure_log" 2>&1 ||
   { tail -n 30 "$configure_log"; die "configure failed (log: $configure_log)"; }
 grep "lockstep:" "$configure_log" || true
+grep -q "finds only libstdc++.a for programs" "$configure_log" ||
+  { echo "toolchain-check: FAILED: configure did not see that programs find only libstdc++.a (log: $configure_log)"; exit 1; }
 
 targets=(lockstep_probe probe_catalog_test injected_object_workload lockstep_process_log lockstep_pmpi
-         lockstep_nccl_profiler lockstep_leaky_object_for_test)
+         lockstep_nccl_profiler lockstep_leaky_object_for_test libstdcxx_first_test)
 if grep -q "CUPTI discovery recorder" "$configure_log"; then targets+=(lockstep_cupti); fi
 echo "== building ${targets[*]} (-j$jobs)"
 start=$(date +%s)
@@ -143,6 +141,6 @@ done
 echo "== tests"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
 export OMPI_MCA_rmaps_base_oversubscribe=1
-ctest --test-dir "$build_dir" -R '^(injected_object|ProbeCases)' -E 'CudaTensors' --output-on-failure \
+ctest --test-dir "$build_dir" -R '^(injected_object|ProbeCases|LibstdcxxFirstTest)' -E 'CudaTensors' --output-on-failure \
   --timeout 900 -j "$jobs" || { echo "toolchain-check: FAILED (above)"; exit 1; }
 echo "toolchain-check: passed ($compiler, libstdc++ linked into each injected object, $(. /etc/os-release && echo "$PRETTY_NAME"))"

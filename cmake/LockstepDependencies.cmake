@@ -59,12 +59,9 @@ endif()
 # torch 2.7 is the oldest with C++11-ABI wheels (Debian's yaml-cpp, gtest and benchmark need that
 # ABI); 2.11 is the version tested (ci/requirements.txt). torch 1.x is not supported: its c10d has
 # no Backend class, which the probe's recording wrapper derives from.
-# PyPI's torch wheels export the copies of libstdc++'s std::filesystem that their build linked in
-# statically (pytorch#133437; libtorch.so and libtorch_cpu.so of 2.11 still do). A program that
-# needs libtorch before libstdc++ binds its own std::filesystem calls to those copies, and
-# remove_all crashes through a null pointer in them. libstdc++ first in every link's needed list
-# puts the system's definitions first in the lookup order.
-add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+# libstdc++ first in every link's needed list (LibTorch's wheels export copies of std::filesystem),
+# also where the toolchain finds only libstdc++.a.
+include(LockstepLibstdcxxFirst)
 if(Torch_VERSION AND Torch_VERSION VERSION_LESS 2.7)
   message(FATAL_ERROR "LibTorch ${Torch_VERSION} at ${Torch_DIR}: lockstep needs torch >= 2.7 (ci/requirements.txt pins the tested one)")
 endif()
