@@ -15,8 +15,9 @@ too: autocast leaves the model's elementwise ops in fp32), each ending with the 
 equal to the baseline; and the breakpoint trigger (`set_trigger` on the main process, seen by all
 through an all-reduce). Upstream's collective operations (test_ops.py: `broadcast`,
 `pad_across_processes`, `gather` of unequal lengths) are added in one check. What it leaves out:
-the custom sampler, central dispatch and data-seed checks (data loading without a new kind of
-collective), the `datasets` and `pytest` parts (no downloads) and the GPU-only fp16 checks.
+the custom sampler, central dispatch and seedable-sampler reproducibility checks and the nested
+dict and uneven splits (data loading without a new kind of collective), the `datasets` and
+`pytest` parts (no downloads) and the GPU-only fp16 checks.
 
 Many models in one program: every training prepares a new model, optimizer and loader, after
 optimizer steps of models that are not distributed at all (the baseline). Every rank's replica
