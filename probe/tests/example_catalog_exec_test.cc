@@ -115,7 +115,8 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   std::vector<std::string> names;
   for (const CatalogExpectation& e : catalog.value()) names.push_back(e.program.stem().string());
   // Keep in step with the TESTs below: an example without one would never run.
-  const std::vector<std::string> tested = {"accelerate_no_sync", "allreduce_peer_never_calls",
+  const std::vector<std::string> tested = {"accelerate_no_sync", "accelerate_test_script",
+                                           "allreduce_peer_never_calls",
                                            "batchnorm_no_broadcast_buffers", "clean_accelerate",
                                            "clean_compiled_ddp", "clean_ddp_adamw",
                                            "clean_fsdp2", "clean_fsdp2_compile",
@@ -124,11 +125,12 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_mpi_ddp", "clean_no_forward",
                                            "clean_pipeline_dp", "clean_sparse_embedding",
                                            "clean_tp_dp", "compiled_ddp_weight_edit",
-                                           "ddp_long_evaluation",
-                                           "forgot_divide", "fsdp2_meta_init", "group_churn",
+                                           "ddp_long_evaluation", "fabric_clip_on_rank0_only",
+                                           "fabric_language_model", "forgot_divide", "fsdp2_meta_init", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
                                            "inplace_weight_edit", "lightning_log_on_rank0_only",
-                                           "lightning_manual_loss_backward", "model_not_wrapped_in_ddp",
+                                           "lightning_manual_loss_backward", "lightning_transformer",
+                                           "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank", "rank0_metric_allreduce",
                                            "rank_killed", "regroup_in_attention",
                                            "split_in_forward_mpi", "tp_mesh_only",
@@ -184,6 +186,16 @@ TEST(ExampleCatalogExec, CleanLightning) { ExecCatalogEntry("clean_lightning"); 
 TEST(ExampleCatalogExec, LightningLogOnRank0Only) { ExecCatalogEntry("lightning_log_on_rank0_only"); }
 // Manual optimization with a plain loss.backward(): DDP's reducer is never prepared, no gradient is synced.
 TEST(ExampleCatalogExec, LightningManualLossBackward) { ExecCatalogEntry("lightning_manual_loss_backward"); }
+// Public programs re-created (issue 37), each with the upstream file and commit in its header.
+// accelerate's own test_script (`accelerate test`): six trainings, each a fresh prepare() after a
+// model trained alone on every rank, beside gather/broadcast/pad/split and the RNG sync.
+TEST(ExampleCatalogExec, AccelerateTestScript) { ExecCatalogEntry("accelerate_test_script"); }
+// Lightning's Trainer transformer example: validation between epochs, trainer.test after fit.
+TEST(ExampleCatalogExec, LightningTransformer) { ExecCatalogEntry("lightning_transformer"); }
+// Fabric's language-model example: once a false hang (validation has no collective).
+TEST(ExampleCatalogExec, FabricLanguageModel) { ExecCatalogEntry("fabric_language_model"); }
+// The same with clip_gradients on rank 0 only: 2 ranks, no majority, so rank 1 is never named alone.
+TEST(ExampleCatalogExec, FabricClipOnRank0Only) { ExecCatalogEntry("fabric_clip_on_rank0_only"); }
 TEST(ExampleCatalogExec, CleanHfTrainer) { ExecCatalogEntry("clean_hf_trainer"); }
 TEST(ExampleCatalogExec, CleanCompiledDdp) { ExecCatalogEntry("clean_compiled_ddp"); }
 TEST(ExampleCatalogExec, CompiledDdpWeightEdit) { ExecCatalogEntry("compiled_ddp_weight_edit"); }
