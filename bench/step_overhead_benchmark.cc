@@ -202,7 +202,8 @@ class SteppedRank {
   // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
   Status Record(int64_t step, const StepStats* stats) {
     auto t0 = Clock::now();
-    LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
+    StepRecord& record = record_;
+    LOCKSTEP_RETURN_IF_ERROR(recorder_->Capture(*trainer_, step, stats, WallSeconds(), record));
     capture_seconds_ = Since(t0);
     auto t1 = Clock::now();
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
@@ -232,6 +233,7 @@ class SteppedRank {
   std::unique_ptr<StepRecorder> recorder_;
   std::unique_ptr<RecordingCommunicator> recording_;
   std::unique_ptr<Trainer> trainer_;
+  StepRecord record_;  // kept across steps, as run_rank.cc keeps it
   int64_t step_ = 0;
   double check_seconds_ = 0.0;
   double capture_seconds_ = 0.0;
