@@ -10,6 +10,12 @@
 // differences checked - plain, over the plain median), direct_pct (the check-only sections,
 // timed directly, over plain: less noisy, misses only the RecordingCommunicator's share inside
 // the step), capture_us / write_us (digests and norms / the step record's write).
+// The yardstick (CPU only): read_us, one read of exactly the bytes the capture digests (the same
+// tensors of the same scenario: the plain trainer's, right after its step, so their cache state
+// is the checked capture's), each tensor's bytes summed as 64-bit words: every byte loaded once,
+// one add each, nothing written, so no pass over the state can be cheaper; a memcpy would also
+// write a second copy, doubling the traffic. capture_over_read: the median over the steps of
+// (capture + record write) / that read, paired per step, so load hits both alike.
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
 //                  on CUDA, the communicator staged through host memory as gloo's is; each step
@@ -29,9 +35,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/median.h"
@@ -148,6 +156,26 @@ class SteppedRank {
   double compare_seconds() const { return compare_seconds_; }
   size_t tensors() const { return tensors_; }
 
+  // The yardstick: one read of every byte the capture digests (the tensors VisitState yields, as
+  // the trainer holds them now), timed alone; the list of (pointer, bytes) is made before the
+  // timer starts. CPU tensors only (-1 on another device: a GPU read is a different yardstick).
+  double ReadStateSeconds() {
+    if (device_.is_cuda()) return -1.0;
+    regions_.clear();
+    trainer_->VisitState([&](const std::string&, TensorKind, const torch::Tensor& t, bool) {
+      if (t.defined() && t.numel() > 0) {
+        regions_.emplace_back(static_cast<const unsigned char*>(t.data_ptr()),
+                              static_cast<size_t>(t.numel()) * t.element_size());
+      }
+    });
+    auto t0 = Clock::now();
+    uint64_t sum = 0;
+    for (const auto& [p, n] : regions_) sum += SumBytesAsWords(p, n);
+    const double seconds = Since(t0);
+    benchmark::DoNotOptimize(sum);
+    return seconds;
+  }
+
  private:
   SteppedRank(const Scenario& scenario, Mode mode, torch::Device device)
       : scenario_(scenario), mode_(mode), device_(device) {}
@@ -157,10 +185,25 @@ class SteppedRank {
   }
   Communicator* world() { return plain_ ? plain_.get() : static_cast<Communicator*>(recording_.get()); }
 
+  // The read loop of bench/digest_benchmark.cc (sum of 64-bit words), plus the last n % 8 bytes.
+  static uint64_t SumBytesAsWords(const unsigned char* p, size_t n) {
+    uint64_t sum = 0;
+    const size_t words = n / sizeof(uint64_t);
+    for (size_t i = 0; i < words; ++i) {
+      uint64_t w;
+      std::memcpy(&w, p + i * sizeof(uint64_t), sizeof w);
+      sum += w;
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, p + words * sizeof(uint64_t), n % sizeof(uint64_t));
+    return sum + tail;
+  }
+
   // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
   Status Record(int64_t step, const StepStats* stats) {
     auto t0 = Clock::now();
-    LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
+    StepRecord& record = record_;
+    LOCKSTEP_RETURN_IF_ERROR(recorder_->Capture(*trainer_, step, stats, WallSeconds(), record));
     capture_seconds_ = Since(t0);
     auto t1 = Clock::now();
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
@@ -190,12 +233,14 @@ class SteppedRank {
   std::unique_ptr<StepRecorder> recorder_;
   std::unique_ptr<RecordingCommunicator> recording_;
   std::unique_ptr<Trainer> trainer_;
+  StepRecord record_;  // kept across steps, as run_rank.cc keeps it
   int64_t step_ = 0;
   double check_seconds_ = 0.0;
   double capture_seconds_ = 0.0;
   double write_seconds_ = 0.0;
   double compare_seconds_ = 0.0;
   size_t tensors_ = 0;
+  std::vector<std::pair<const unsigned char*, size_t>> regions_;  // ReadStateSeconds' list, reused
 };
 
 // A scratch folder for the traces of one benchmark, removed with it.
@@ -218,6 +263,7 @@ class ScratchDir {
 struct Samples {
   std::vector<double> plain, checks, failfast, checks_direct, failfast_direct, capture, write;
   std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
+  std::vector<double> read;     // one read of the captured bytes (the plain trainer's state)
 };
 
 // Median of the per-iteration differences: each checked step is compared with the plain step
@@ -249,6 +295,14 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
   state.counters["capture_us"] = bench::Median(s.capture) * 1e6;
   state.counters["write_us"] = bench::Median(s.write) * 1e6;
   state.counters["tensors"] = static_cast<double>(tensors);
+  if (!s.read.empty() && s.read.size() == s.capture.size() && s.read.size() == s.write.size()) {
+    std::vector<double> ratio;
+    for (size_t i = 0; i < s.read.size(); ++i) {
+      if (s.read[i] > 0) ratio.push_back((s.capture[i] + s.write[i]) / s.read[i]);
+    }
+    state.counters["read_us"] = bench::Median(s.read) * 1e6;
+    state.counters["capture_over_read"] = bench::Median(ratio);
+  }
 }
 
 // Times one Step of `rank`; under MPI, the slowest rank's time.
@@ -282,6 +336,8 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
   Samples s;
   for (auto _ : state) {
     Status st = TimedStep(**plain, false, s.plain, nullptr);
+    // Right after the plain step, as the capture comes right after the checked one.
+    if (st.ok()) s.read.push_back((*plain)->ReadStateSeconds());
     if (st.ok()) st = TimedStep(**checked, false, s.checks, &s.checks_direct);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     s.capture.push_back((*checked)->capture_seconds());
@@ -339,6 +395,8 @@ void BM_MpiStepOverhead(benchmark::State& state, Config config) {
   Samples s;
   for (auto _ : state) {
     Status st = TimedStep(*ranks[0], true, s.plain, nullptr);
+    // This rank's read of its plain trainer's state, paired below with this rank's capture.
+    if (st.ok()) s.read.push_back(ranks[0]->ReadStateSeconds());
     if (st.ok()) st = TimedStep(*ranks[1], true, s.checks, &s.checks_direct);
     if (st.ok()) st = TimedStep(*ranks[2], true, s.failfast, &s.failfast_direct);
     s.capture.push_back(ranks[1]->capture_seconds());

@@ -176,6 +176,12 @@ def step_rows(doc, prefix, label):
             f"{b['step_ms']:.2f} / {b['checks_ms']:.2f} ms")
         row("checks", f"{config}, {label}: digests + norms / step record write",
             f"{b['capture_us']:.0f} / {b['write_us']:.0f} us")
+        if "capture_over_read" in b:
+            # Issue 38's yardstick: the checks against one read of exactly the bytes they read.
+            limit = {"default_transformer": 1.5, "large_model": 1.2}.get(config)
+            row("checks", f"{config}, {label}: digests + norms + record write over one read of the same bytes",
+                f"{b['capture_over_read']:.2f}x (read {b['read_us']:.0f} us)", f"<= {limit}x" if limit else "",
+                ("met" if b["capture_over_read"] <= limit else "MISSED") if limit else "")
         row("checks", f"{config}, {label}: overhead of the default checks (direct timing)",
             f"{b['overhead_pct']:.1f}% ({b['direct_pct']:.1f}%)", target, verdict)
         if "failfast_overhead_pct" in b:

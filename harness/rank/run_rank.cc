@@ -221,7 +221,8 @@ class Rank {
   Status Record(int64_t step, const StepStats* stats) {
     LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
     LOCKSTEP_RETURN_IF_ERROR(native_collectives_->status());
-    LOCKSTEP_ASSIGN_OR_RETURN(StepRecord record, recorder_->Capture(*trainer_, step, stats, WallSeconds()));
+    StepRecord& record = step_record_;
+    LOCKSTEP_RETURN_IF_ERROR(recorder_->Capture(*trainer_, step, stats, WallSeconds(), record));
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
     steps_completed_ = step;
     if (options_.fail_fast && topology_.world_size > 1) LOCKSTEP_RETURN_IF_ERROR(CompareAcrossRanks(record));
@@ -271,6 +272,7 @@ class Rank {
   int rank_ = 0;
   std::unique_ptr<TraceWriter> writer_;
   std::unique_ptr<StepRecorder> recorder_;
+  StepRecord step_record_;  // the last step's record, reused: Capture refills its tensors in place
   std::unique_ptr<FaultInjector> injector_;
   std::unique_ptr<RecordingCommunicator> world_;
   std::unique_ptr<Communicator> slice_, cross_;

@@ -1,10 +1,12 @@
 #include "harness/rank/step_recorder.h"
 
+#include <c10/util/Exception.h>
+
 #include <chrono>
 #include <limits>
 
 #include "harness/trace/digest.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 namespace {
@@ -27,24 +29,45 @@ Digest128 StepDigest(const StepRecord& record) {
 
 StepRecorder::StepRecorder(TraceWriter* writer) : writer_(writer) {}
 
-Result<StepRecord> StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s) {
-  StepRecord record;
+Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s,
+                             StepRecord& record) {
   record.step = step;
   record.loss = stats ? stats->loss : std::numeric_limits<double>::quiet_NaN();
+  record.loss_reported = true;
   record.grad_norm = stats ? stats->grad_norm : std::numeric_limits<double>::quiet_NaN();
   record.lr = stats ? stats->lr : 0.0;
   record.wall_s = wall_s;
+  // First the bookkeeping, tensor by tensor (names, kinds, dtypes, into the records kept from the
+  // last step), then the bytes, all tensors in one pass (issue 38).
+  digests_.Clear();
+  size_t n = 0;
   Status error;
   trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
-    Result<TensorRecord> r = MakeTensorRecord(name, kind, t, replicated);
-    if (r.ok()) {
-      record.tensors.push_back(std::move(r).value());
-    } else if (error.ok()) {
-      error = r.status().WithContext("digesting step " + std::to_string(step));
+    if (!error.ok()) return;
+    try {
+      digests_.Add(t);
+    } catch (const c10::Error& e) {
+      error = InternalError("digest of " + name + ": " + e.what_without_backtrace())
+                  .WithContext("digesting step " + std::to_string(step));
+      return;
     }
+    if (n == record.tensors.size()) record.tensors.emplace_back();
+    TensorRecord& r = record.tensors[n++];
+    r.name.assign(name);
+    r.kind = kind;
+    r.numel = t.defined() ? t.numel() : 0;
+    r.dtype = t.defined() ? DtypeName(t.scalar_type()) : "undefined";
+    r.replicated = replicated;
+    r.group.reset();
   });
   if (!error.ok()) return error;
-  return record;
+  record.tensors.resize(n);
+  digests_.Run();
+  for (size_t i = 0; i < n; ++i) {
+    record.tensors[i].digest = digests_.digest(i);
+    record.tensors[i].norm = digests_.norm(i);
+  }
+  return Status::Ok();
 }
 
 Status StepRecorder::Write(const StepRecord& record) { return writer_->WriteStep(record); }

@@ -7,6 +7,7 @@
 
 #include "harness/comm/collective_listener.h"
 #include "harness/core/status.h"
+#include "harness/trace/multi_tensor_digest.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trainer/trainer.h"
 
@@ -17,8 +18,11 @@ class StepRecorder : public CollectiveListener {
   explicit StepRecorder(TraceWriter* writer);
 
   void set_step(int64_t step) { step_ = step; }
-  // Digests the trainer's state as step `step`.
-  Result<StepRecord> Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s);
+  // Digests the trainer's state as step `step` into `record`, in one pass over all its tensors
+  // (MultiTensorDigest: the same digests and norms as MakeTensorRecord of each). `record` is
+  // overwritten, reusing its storage: a caller that keeps one record for every step allocates
+  // nothing per tensor once the tensors' names have been seen.
+  Status Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s, StepRecord& record);
   Status Write(const StepRecord& record);
 
   void OnCollectiveBegin(const CollectiveFingerprint& fp) override;
@@ -28,6 +32,7 @@ class StepRecorder : public CollectiveListener {
 
  private:
   TraceWriter* writer_;
+  MultiTensorDigest digests_;  // its buffers and descriptor seeds serve every step
   int64_t step_ = 0;
   Status status_;
 };

@@ -72,6 +72,12 @@ Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_
 }
 
 Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor) {
+  return CombineChunkDigestsWithSeed(chunks, count, DescriptorSeed(descriptor));
+}
+
+uint64_t DescriptorSeed(std::string_view descriptor) { return XXH3_64bits(descriptor.data(), descriptor.size()); }
+
+Digest128 CombineChunkDigestsWithSeed(const Digest128* chunks, size_t count, uint64_t seed) {
   // Serialized explicitly rather than memcpy'd so the byte order is the documented one on any host.
   // Most tensors are one chunk: their 16 bytes stay on the stack (a step digests hundreds).
   unsigned char small[16 * 8];
@@ -85,7 +91,6 @@ Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string
     PutLittleEndian64(chunks[i].low, &bytes[16 * i]);
     PutLittleEndian64(chunks[i].high, &bytes[16 * i + 8]);
   }
-  const XXH64_hash_t seed = XXH3_64bits(descriptor.data(), descriptor.size());
   const XXH128_hash_t h = XXH3_128bits_withSeed(bytes, count * 16, seed);
   return Digest128{h.high64, h.low64};
 }

@@ -37,6 +37,10 @@ Digest128 DigestChunk(const void* data, size_t nbytes);
 // Level 2: combines the chunk digests (in chunk order) under the descriptor's seed.
 Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor);
 Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor);
+// The same in two halves, for a caller that digests the same shape every step: the seed depends
+// only on the descriptor, so it can be computed once and kept (harness/trace/multi_tensor_digest).
+uint64_t DescriptorSeed(std::string_view descriptor);
+Digest128 CombineChunkDigestsWithSeed(const Digest128* chunks, size_t count, uint64_t seed);
 
 // The whole definition. `threads` > 1 hashes chunks on that many threads (at most one per chunk);
 // the result is the same for every thread count.

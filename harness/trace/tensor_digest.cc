@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/trace/digest.h"
+#include "harness/trace/sum_of_squares.h"
 #if LOCKSTEP_HAVE_CUDA_DIGEST
 #include "harness/trace/cuda/cuda_digest.h"
 #endif
@@ -16,47 +17,10 @@
 namespace lockstep {
 namespace {
 
-// A tensor whose bytes can be read where they are: on the CPU, dense, contiguous, without a lazy
-// conjugate/negative bit. The trainer's parameters, gradients and optimizer state all are, and
-// reading them directly keeps the per-tensor cost of a step record to the hashing itself (each
-// LibTorch op, even a no-op detach(), costs about a microsecond of dispatch; a step has hundreds
-// of tensors; docs/PERFORMANCE.md).
-bool ReadableInPlace(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
-}
-
 Digest128 DigestInPlace(const torch::Tensor& t, int threads) {
   const auto sizes = t.sizes();
   const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
   return DigestBytes(t.data_ptr(), nbytes, DtypeName(t.scalar_type()), sizes.data(), sizes.size(), threads);
-}
-
-// GCC and Clang build an AVX2 copy next to the baseline one and pick it at load time (about 4x
-// faster here). Both give the same bits: the eight partial sums are kept lane for lane, and
-// -std=c++17 keeps multiply and add unfused.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && defined(__linux__)
-#define LOCKSTEP_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define LOCKSTEP_AVX2_CLONE
-#endif
-
-// Sum of squares in float64 with eight independent partial sums, so the additions pipeline
-// (and vectorize) instead of waiting on one another; NaN and infinity propagate as in a plain sum.
-template <typename T>
-LOCKSTEP_AVX2_CLONE double SumOfSquares(const T* p, size_t n) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) {
-      const double v = static_cast<double>(p[i + k]);
-      acc[k] += v * v;
-    }
-  }
-  for (; i < n; ++i) {
-    const double v = static_cast<double>(p[i]);
-    acc[i % 8] += v * v;
-  }
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
 // Elements of T in one digest chunk (1 MiB is a multiple of every element size).
@@ -102,6 +66,9 @@ void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
 
 }  // namespace
 
+bool ReadableInPlace(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
+}
 
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
   if (!tensor.defined()) return DigestBytes(nullptr, 0, "undefined", nullptr, 0, threads);

@@ -23,6 +23,13 @@ namespace lockstep {
 // digest fails; MakeTensorRecord converts that to a Status.
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
 
+// Whether the tensor's bytes can be read where they are: on the CPU, dense, contiguous, without a
+// lazy conjugate/negative bit. The trainer's parameters, gradients and optimizer state all are,
+// and reading them directly keeps the per-tensor cost of a step record to the hashing itself
+// (each LibTorch op, even a no-op detach(), costs about a microsecond of dispatch; a step has
+// hundreds of tensors; docs/PERFORMANCE.md). `tensor` must be defined (any device).
+bool ReadableInPlace(const torch::Tensor& tensor);
+
 // L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
 double TensorL2Norm(const torch::Tensor& tensor);
 

@@ -166,9 +166,14 @@ void Trainer::VisitState(const TensorVisitor& visit) {
     if (g.defined()) visit(param_names_[i], TensorKind::kGrad, g, true);
   }
   if (optimizer_) {
+    // One string for every state tensor's name: a step records this every step, and a name built
+    // anew per tensor (too long to be stored inline) was an allocation and a free each (issue 38).
+    // Visitors copy what they keep.
+    std::string state_name;
     for (size_t i = 0; i < params_.size(); ++i) {
       VisitOptimizerState(*optimizer_, params_[i], [&](const std::string& name, const torch::Tensor& t) {
-        visit(param_names_[i] + "#" + name, TensorKind::kOptimizerState, t, true);
+        state_name.assign(param_names_[i]).append(1, '#').append(name);
+        visit(state_name, TensorKind::kOptimizerState, t, true);
       });
     }
   }

@@ -41,7 +41,8 @@ Scenario BaseScenario(ModelKind kind) {
 }
 
 std::vector<RankRun> Train(const Scenario& scenario,
-                           const std::function<std::unique_ptr<TrainingHooks>(int)>& make_hooks) {
+                           const std::function<std::unique_ptr<TrainingHooks>(int)>& make_hooks,
+                           const StepObserver& observe) {
   torch::set_num_threads(1);
   std::vector<RankRun> runs(scenario.ranks);
   std::mutex mu;
@@ -69,10 +70,12 @@ std::vector<RankRun> Train(const Scenario& scenario,
     ASSERT_TRUE((*trainer)->Initialize().ok());
     RankRun run;
     run.push_back(Snapshot(**trainer, NAN));
+    if (observe) observe(comm.rank(), 0, **trainer);
     for (int64_t step = 1; step <= scenario.steps; ++step) {
       auto stats = (*trainer)->Step(step);
       ASSERT_TRUE(stats.ok()) << stats.status().ToString();
       run.push_back(Snapshot(**trainer, stats->loss));
+      if (observe) observe(comm.rank(), step, **trainer);
     }
     std::lock_guard<std::mutex> lock(mu);
     runs[comm.rank()] = std::move(run);

@@ -22,8 +22,13 @@ using RankRun = std::vector<StepState>;  // index = step
 
 Scenario BaseScenario(ModelKind kind);
 
-// `make_hooks(rank)` may return null; the hooks live for the run.
+// Called on each rank's thread with the trainer as step `step` left it: after Initialize (step 0)
+// and after every optimizer step. The ranks call it concurrently.
+using StepObserver = std::function<void(int rank, int64_t step, Trainer& trainer)>;
+
+// `make_hooks(rank)` may return null; the hooks live for the run. `observe` may be empty.
 std::vector<RankRun> Train(const Scenario& scenario,
-                           const std::function<std::unique_ptr<TrainingHooks>(int)>& make_hooks = {});
+                           const std::function<std::unique_ptr<TrainingHooks>(int)>& make_hooks = {},
+                           const StepObserver& observe = {});
 
 }  // namespace lockstep::trainer_testing

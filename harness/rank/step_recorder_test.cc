@@ -1,0 +1,126 @@
+#include "harness/rank/step_recorder.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/scenario/scenario_loader.h"
+#include "harness/trace/tensor_digest.h"
+#include "harness/trainer/testing/thread_training.h"
+
+namespace lockstep {
+namespace {
+
+uint64_t Bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+std::vector<std::filesystem::path> CleanScenarios() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "scenarios" / "clean")) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// One rank's recorder and the record it keeps from step to step, as run_rank.cc keeps them.
+struct RankCapture {
+  StepRecorder recorder{nullptr};  // Capture never writes
+  StepRecord record;
+  int64_t steps = 0;
+  int64_t tensors = 0;
+};
+
+// The one-pass capture (StepRecorder::Capture, MultiTensorDigest) against the per-tensor path
+// (MakeTensorRecord of each tensor, what Capture did before issue 38), on every step of every rank
+// of a real run of every clean suite scenario: the same records, digests and norms bit for bit.
+TEST(StepRecorderTest, CaptureEqualsThePerTensorPathOnEveryStepOfEveryCleanScenario) {
+  const std::vector<std::filesystem::path> files = CleanScenarios();
+  ASSERT_GE(files.size(), 8u) << "scenarios/clean has fewer scenarios than when this test was written";
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    std::vector<Diagnostic> diagnostics;
+    Result<Scenario> scenario = LoadScenarioFile(file, LoadOptions{}, &diagnostics);
+    ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
+    ASSERT_EQ(scenario->device, Device::kCpu);
+    std::vector<std::unique_ptr<RankCapture>> ranks;
+    for (int r = 0; r < scenario->ranks; ++r) ranks.push_back(std::make_unique<RankCapture>());
+    trainer_testing::Train(*scenario, {}, [&](int rank, int64_t step, Trainer& trainer) {
+      RankCapture& rc = *ranks[rank];
+      StepStats stats;
+      stats.loss = 0.5 * static_cast<double>(step);
+      ASSERT_TRUE(rc.recorder.Capture(trainer, step, &stats, 1.0, rc.record).ok());
+      std::vector<TensorRecord> expected;
+      trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
+        Result<TensorRecord> r = MakeTensorRecord(name, kind, t, replicated);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        expected.push_back(std::move(r).value());
+      });
+      EXPECT_EQ(rc.record.step, step);
+      EXPECT_EQ(rc.record.loss, stats.loss);
+      ASSERT_EQ(rc.record.tensors.size(), expected.size()) << "rank " << rank << " step " << step;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        const TensorRecord& got = rc.record.tensors[i];
+        const TensorRecord& want = expected[i];
+        SCOPED_TRACE("rank " + std::to_string(rank) + " step " + std::to_string(step) + " " + want.name);
+        EXPECT_EQ(got.name, want.name);
+        EXPECT_EQ(got.kind, want.kind);
+        EXPECT_EQ(got.numel, want.numel);
+        EXPECT_EQ(got.dtype, want.dtype);
+        EXPECT_EQ(got.replicated, want.replicated);
+        EXPECT_EQ(got.group, nullptr);
+        EXPECT_EQ(got.digest, want.digest);
+        EXPECT_EQ(Bits(got.norm), Bits(want.norm)) << got.norm << " vs " << want.norm;
+      }
+      ++rc.steps;
+      rc.tensors += static_cast<int64_t>(expected.size());
+    });
+    for (int r = 0; r < scenario->ranks; ++r) {
+      // Step 0 and every step, on every rank: the comparison ran where it should.
+      EXPECT_EQ(ranks[r]->steps, scenario->steps + 1) << "rank " << r;
+      EXPECT_GT(ranks[r]->tensors, ranks[r]->steps) << "rank " << r;
+    }
+  }
+}
+
+// A record kept across steps is overwritten whole: a capture of fewer tensors leaves none of the
+// last capture's behind, and the step's own fields are the new ones.
+TEST(StepRecorderTest, AKeptRecordIsOverwrittenWhole) {
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.ranks = 1;
+  scenario.steps = 1;
+  StepRecorder recorder(nullptr);
+  StepRecord record;
+  record.loss_reported = false;
+  record.tensors.resize(500);
+  record.tensors[0].name = "stale";
+  record.tensors[0].group = std::make_shared<const ReplicaGroup>();
+  size_t at_step0 = 0;
+  trainer_testing::Train(scenario, {}, [&](int, int64_t step, Trainer& trainer) {
+    ASSERT_TRUE(recorder.Capture(trainer, step, nullptr, 2.0, record).ok());
+    if (step == 0) at_step0 = record.tensors.size();
+  });
+  EXPECT_TRUE(record.loss_reported);
+  EXPECT_TRUE(std::isnan(record.loss));
+  EXPECT_EQ(record.step, 1);
+  ASSERT_GT(at_step0, 0u);
+  EXPECT_LT(at_step0, 500u);
+  EXPECT_GT(record.tensors.size(), at_step0);  // gradients and optimizer state from step 1 on
+  EXPECT_NE(record.tensors[0].name, "stale");
+  EXPECT_EQ(record.tensors[0].group, nullptr);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,78 @@
+// The digests and L2 norms of a list of tensors in one pass (issue 38): what StepRecorder::Capture
+// records for a step, bit for bit what DigestTensor and TensorL2Norm give for each tensor
+// (MakeTensorRecord's fields), at the cost of one read of the bytes plus a few tens of
+// nanoseconds a tensor.
+//
+// Where today's per-tensor path pays its fixed costs on every tensor of every step, the list
+// splits them off: Add() does the per-tensor bookkeeping (what kind of bytes, where they are, the
+// digest's descriptor seed, kept from the last step when the slot's dtype and shape are the same)
+// and Run() is one loop over plain (pointer, bytes, kind, seed) entries that hashes and sums each
+// chunk while it is in cache, with no LibTorch call, allocation or virtual call inside.
+//
+// Tensors that cannot be read where they are (views, lazy conjugate/negative bits, other devices)
+// are made contiguous on the host in Add(), as DigestTensor does; their norms, and the norms of
+// dtypes other than float32/float64, come from TensorL2Norm in Add(), so that they are the same
+// bits as the per-tensor path's (LibTorch's own reduction there).
+#pragma once
+
+#include <torch/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/trace/trace_record.h"
+
+namespace lockstep {
+
+class MultiTensorDigest {
+ public:
+  // Starts a new list. Every buffer keeps its capacity and the descriptor seeds stay cached per
+  // position, so a step that adds the same tensors as the last allocates nothing.
+  void Clear();
+
+  // Appends `tensor` (any dtype, device, layout; undefined too) at position size(). It is read in
+  // Run(): it must stay alive and unchanged until then. Throws c10::Error only where LibTorch does
+  // (a failing device copy), as DigestTensor and TensorL2Norm do.
+  void Add(const torch::Tensor& tensor);
+
+  // Digests and norms every tensor added since Clear().
+  void Run();
+
+  size_t size() const { return entries_.size(); }
+  // Valid after Run(): equal to DigestTensor(tensor) and TensorL2Norm(tensor) of the i-th tensor.
+  const Digest128& digest(size_t i) const { return entries_[i].digest; }
+  double norm(size_t i) const { return entries_[i].norm; }
+
+ private:
+  // What Run() does with an entry's bytes besides hashing them.
+  enum class Norm : uint8_t { kFloat32, kFloat64, kKnown /* set in Add */, kDone /* digest too */ };
+
+  struct Entry {
+    const unsigned char* data = nullptr;
+    size_t nbytes = 0;
+    uint64_t seed = 0;  // DescriptorSeed of the tensor's dtype, shape and byte count
+    Norm norm_kind = Norm::kDone;
+    Digest128 digest;
+    double norm = 0.0;
+  };
+
+  // The descriptor seed of position i, recomputed only when its dtype or shape changed.
+  struct SeedCache {
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    std::vector<int64_t> sizes;
+    uint64_t seed = 0;
+    bool valid = false;
+  };
+
+  uint64_t SeedFor(size_t i, c10::ScalarType dtype, c10::IntArrayRef sizes, size_t nbytes);
+
+  std::vector<Entry> entries_;
+  std::vector<SeedCache> seeds_;
+  std::vector<torch::Tensor> copies_;  // host-contiguous copies of the tensors not readable in place
+  std::vector<Digest128> chunks_;     // the chunk digests of a tensor over 1 MiB
+  std::string descriptor_;
+};
+
+}  // namespace lockstep
