@@ -410,7 +410,18 @@ void LaunchRun::CheckLauncherProcess() {
     }
   }
   ending_ = LaunchEnding::kCrash;
-  report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + LastLines(output, 6);
+  const std::string last_lines = LastLines(output, 6);
+  if (failed_ranks_.empty() && WIFEXITED(*status)) {
+    // Every rank finished its trace, and one of them then exited non-zero. Open MPI 4 names it;
+    // Open MPI 5 (prterun) names the rank only while others still run: when the rank that exits
+    // non-zero is the last to end, it prints nothing and only its own exit status carries the code.
+    report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) +
+                      " without naming a rank, after every rank had written its trace to the end: a rank exited "
+                      "with that code after its last step" +
+                      (last_lines.empty() ? std::string() : ": " + last_lines);
+    return;
+  }
+  report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + last_lines;
 }
 
 std::vector<int> LaunchRun::RankErrors() {

@@ -182,15 +182,40 @@ TEST_P(LauncherTest, HarnessErrorExitCodeIsARankError) {
 }
 
 // A user program's own exit code 3 (sys.exit(3)) with a clean footer is that rank's crash: the
-// harness's error channel is the footer, never an exit code a program can return.
+// harness's error channel is the footer, never an exit code a program can return. Rank 0 is still
+// starting when rank 1 exits, so every launcher names rank 1 and its code (Open MPI 5 names a rank
+// only while others still run: the next test).
 TEST_P(LauncherTest, AProgramsOwnExitCodeThreeIsACrashNotARankError) {
-  LaunchSpec spec =
-      Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer"});
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer",
+                             "--startup-rank", "0", "--startup-ms", "20000"});
   auto report = Launch(spec);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
-  EXPECT_EQ(report->ranks[1].exit_code, 3);
+  EXPECT_EQ(report->ranks[1].exit_code, 3) << report->message;
   EXPECT_EQ(report->ranks[1].error, "") << report->message;
+  EXPECT_LT(report->duration_s, 15.0) << "rank 0 was stopped after rank 1's exit";
+  ExpectNoProcessLeft(spec);
+}
+
+// The rank that exits non-zero is the last to end (its peer finished and exited 0 long before).
+// Open MPI 4, torchrun and the local launcher name it; Open MPI 5's prterun prints nothing then,
+// and only its own exit status carries the code: the report says so instead of naming no cause.
+TEST_P(LauncherTest, ANonZeroExitOfTheLastRankToEndIsACrashWithItsCode) {
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer",
+                             "--startup-rank", "1", "--startup-ms", "1500"});
+  spec.hang_timeout_s = 30.0;  // rank 1's start-up is no hang, however loaded the machine
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].error, "") << report->message;
+  EXPECT_EQ(report->ranks[0].error, "") << report->message;
+  if (report->ranks[1].exit_code) {
+    EXPECT_EQ(report->ranks[1].exit_code, 3) << report->message;
+  } else {
+    EXPECT_EQ(GetParam(), LauncherKind::kMpirun) << "only Open MPI 5 leaves the rank unnamed: " << report->message;
+    EXPECT_THAT(report->message, HasSubstr("mpirun exited with code 3 without naming a rank, after every rank had "
+                                           "written its trace to the end"));
+  }
   ExpectNoProcessLeft(spec);
 }
 
