@@ -35,6 +35,10 @@ constexpr int kPollMs = 100;
 // mpirun (Open MPI 4.1) takes 1-2 s after a rank's death to end the job and say how the rank
 // died; a rank whose process vanished is reported without those details after this long.
 constexpr double kLauncherReportWindowS = 3.0;
+// torchrun and accelerate launch are Python agents that import torch: on a loaded machine
+// accelerate's took more than 3 s to print its summary after it had stopped the ranks (the
+// Debian 13 root, 2 cores at load 8). Their report is waited for longer: it names the signal.
+constexpr double kPythonLauncherReportWindowS = 30.0;
 // How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
 constexpr double kCpuSampleS = 1.0;
 
@@ -149,6 +153,12 @@ class LaunchRun {
   bool FailuresAfterAPeersDeath(const std::vector<int>& rank_errors);
   void Finish();
   bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
+  // How long a job launcher may take to say how a vanished rank died.
+  double ReportWindowS() const {
+    return spec_.kind == LauncherKind::kTorchrun || spec_.kind == LauncherKind::kAccelerate
+               ? kPythonLauncherReportWindowS
+               : kLauncherReportWindowS;
+  }
 
   LaunchSpec spec_;
   Clock::time_point t0_;
@@ -329,12 +339,12 @@ void LaunchRun::CheckDirectRanks() {
 
 void LaunchRun::CheckVanishedRanks() {
   if (vanished_at_) {
-    if (SecondsSince(*vanished_at_) < kLauncherReportWindowS) return;
+    if (SecondsSince(*vanished_at_) < ReportWindowS()) return;
     const char* launcher = ToString(spec_.kind);
     for (int r : vanished_ranks_) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
       e.note = "process " + std::to_string(*watcher_.rank(r).pid) + " ended without writing its trace footer (" +
-               launcher + " did not report how within " + std::to_string(static_cast<int>(kLauncherReportWindowS)) + " s)";
+               launcher + " did not report how within " + std::to_string(static_cast<int>(ReportWindowS())) + " s)";
       failed_ranks_.push_back(r);
     }
     ending_ = LaunchEnding::kCrash;
@@ -646,7 +656,7 @@ void LaunchRun::Watch() {
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever: end the launch now, with its message. Except a communication
   // error, which may echo a peer that died (the crash is then that peer's): the peer's death
-  // gets kLauncherReportWindowS to show first.
+  // gets ReportWindowS() to show first.
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
@@ -663,7 +673,7 @@ void LaunchRun::Watch() {
     CheckLauncherProcess();
   }
   if (ending_) return;
-  if (communication_error_at_ && SecondsSince(*communication_error_at_) > kLauncherReportWindowS) {
+  if (communication_error_at_ && SecondsSince(*communication_error_at_) > ReportWindowS()) {
     ending_ = LaunchEnding::kRankError;
     return;
   }
@@ -672,6 +682,10 @@ void LaunchRun::Watch() {
     return;
   }
   if (!CheckStartup()) return;
+  // A rank's process ended without its footer, and the launcher has ReportWindowS() to say how
+  // (CheckVanishedRanks): the ranks that stopped moving meanwhile (blocked in a collective with
+  // the dead peer) are its victims, not a hang, even when hang_timeout_s is shorter.
+  if (vanished_at_) return;
   CheckHang();
 }
 

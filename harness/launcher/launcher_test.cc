@@ -619,6 +619,64 @@ INSTANTIATE_TEST_SUITE_P(Kinds, AccelerateLauncherTest, ::testing::Values(Launch
                          });
 #endif
 
+// A torchrun slow to report: when a rank dies, its peers block (here: stopped, as gloo peers
+// block in the collective the dead rank never joins), and the agent prints its summary only 5 s
+// later, as accelerate's Python agent did on the loaded Debian 13 root. The rank that died decides,
+// in the launcher's words, with its signal: a crash, not a hang of the blocked peers
+// (hang_timeout_s is shorter) nor a death "not reported" after mpirun's 3 s.
+class SlowTorchrunTest : public LauncherTest {};
+
+TEST_P(SlowTorchrunTest, ADeathReportedLateIsACrashWithTheLaunchersWordsNotAHang) {
+  const std::filesystem::path bin = dir_ / "slow-launcher-bin";
+  std::filesystem::create_directories(bin);
+  {
+    // torchrun's command line: ... --nproc-per-node N ... --no-python PROGRAM ARGS...
+    std::ofstream(bin / "torchrun") << R"(#!/bin/bash
+n=1
+while [[ $# -gt 0 && $1 != --no-python ]]; do [[ $1 == --nproc-per-node ]] && n=$2; shift; done
+shift
+declare -A rank_of
+for ((r = 0; r < n; r++)); do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n "$@" &
+  rank_of[$!]=$r
+done
+while [[ ${#rank_of[@]} -gt 0 ]]; do
+  wait -n -p pid; code=$?
+  r=${rank_of[$pid]}
+  unset "rank_of[$pid]"
+  [[ $code -eq 0 ]] && continue
+  for p in "${!rank_of[@]}"; do kill -STOP "$p"; done
+  sleep 5
+  for p in "${!rank_of[@]}"; do echo "Sending process $p closing signal SIGTERM"; kill -TERM "$p"; kill -CONT "$p"; done
+  wait
+  sig=$((code > 128 ? code - 128 : 0))
+  echo "Root Cause (first observed failure):"
+  echo "[0]: time : now host : here rank : $r (local_rank: $r) exitcode : $((sig ? -sig : code)) (pid: $pid) error_file: <N/A> traceback : Signal $sig"
+  exit 1
+done
+)";
+  }
+  std::filesystem::permissions(bin / "torchrun", std::filesystem::perms::owner_all);
+  LaunchSpec spec = Spec(3, {"--steps", "100", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3"});
+  const char* path = std::getenv("PATH");
+  spec.env["PATH"] = bin.string() + (path ? std::string(":") + path : "");
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
+  EXPECT_EQ(report->ranks[1].last_step, 3);
+  EXPECT_FALSE(report->ranks[1].killed_by_launcher);
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher) << report->ranks[0].note;
+  EXPECT_TRUE(report->ranks[2].killed_by_launcher) << report->ranks[2].note;
+  ExpectNoProcessLeft(spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SlowTorchrunTest, ::testing::Values(LauncherKind::kTorchrun),
+                         [](const ::testing::TestParamInfo<LauncherKind>& info) {
+                           return std::string(ToString(info.param));
+                         });
+
 // Not installed: the launch fails, and the message names the flag and what to install.
 TEST(LaunchSpecTest, MissingTorchrunOrAccelerateFailsToLaunch) {
   for (LauncherKind kind : {LauncherKind::kTorchrun, LauncherKind::kAccelerate}) {
