@@ -35,10 +35,11 @@ constexpr int kPollMs = 100;
 // mpirun (Open MPI 4.1) takes 1-2 s after a rank's death to end the job and say how the rank
 // died; a rank whose process vanished is reported without those details after this long.
 constexpr double kLauncherReportWindowS = 3.0;
-// torchrun and accelerate launch are Python agents that import torch: on a loaded machine
-// accelerate's took more than 3 s to print its summary after it had stopped the ranks (the
-// Debian 13 root, 2 cores at load 8). Their report is waited for longer: it names the signal.
-constexpr double kPythonLauncherReportWindowS = 30.0;
+// Once every rank's process has ended, the job launcher only has its report left to print: it
+// is waited for longer. accelerate's Python agent stopped the ranks at once after a death but
+// printed its summary more than 3 s later on a loaded machine (the Debian 13 root, 2 cores at
+// load 8); the report names the signal.
+constexpr double kLauncherExitWindowS = 30.0;
 // How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
 constexpr double kCpuSampleS = 1.0;
 
@@ -153,12 +154,11 @@ class LaunchRun {
   bool FailuresAfterAPeersDeath(const std::vector<int>& rank_errors);
   void Finish();
   bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
-  // How long a job launcher may take to say how a vanished rank died.
-  double ReportWindowS() const {
-    return spec_.kind == LauncherKind::kTorchrun || spec_.kind == LauncherKind::kAccelerate
-               ? kPythonLauncherReportWindowS
-               : kLauncherReportWindowS;
-  }
+  // How long a job launcher may take to say how a vanished rank died: kLauncherReportWindowS
+  // while some rank still runs (a launcher that does not count the rank's end as a failure, such
+  // as an exit 0 mid-run, never will), kLauncherExitWindowS once every rank has ended.
+  double ReportWindowS() const;
+  bool EveryRankEnded() const;
 
   LaunchSpec spec_;
   Clock::time_point t0_;
@@ -337,14 +337,29 @@ void LaunchRun::CheckDirectRanks() {
   }
 }
 
+bool LaunchRun::EveryRankEnded() const {
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    // A rank on another host, or not started, cannot be seen to have ended.
+    if (!p.pid || p.host.empty() || p.host != hostname_) return false;
+    if (IsAlive(static_cast<pid_t>(*p.pid))) return false;
+  }
+  return true;
+}
+
+double LaunchRun::ReportWindowS() const {
+  return EveryRankEnded() ? kLauncherExitWindowS : kLauncherReportWindowS;
+}
+
 void LaunchRun::CheckVanishedRanks() {
   if (vanished_at_) {
-    if (SecondsSince(*vanished_at_) < ReportWindowS()) return;
+    const double window_s = ReportWindowS();
+    if (SecondsSince(*vanished_at_) < window_s) return;
     const char* launcher = ToString(spec_.kind);
     for (int r : vanished_ranks_) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
       e.note = "process " + std::to_string(*watcher_.rank(r).pid) + " ended without writing its trace footer (" +
-               launcher + " did not report how within " + std::to_string(static_cast<int>(ReportWindowS())) + " s)";
+               launcher + " did not report how within " + std::to_string(static_cast<int>(window_s)) + " s)";
       failed_ranks_.push_back(r);
     }
     ending_ = LaunchEnding::kCrash;
@@ -656,7 +671,7 @@ void LaunchRun::Watch() {
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever: end the launch now, with its message. Except a communication
   // error, which may echo a peer that died (the crash is then that peer's): the peer's death
-  // gets ReportWindowS() to show first.
+  // gets kLauncherReportWindowS to show first.
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
@@ -673,7 +688,7 @@ void LaunchRun::Watch() {
     CheckLauncherProcess();
   }
   if (ending_) return;
-  if (communication_error_at_ && SecondsSince(*communication_error_at_) > ReportWindowS()) {
+  if (communication_error_at_ && SecondsSince(*communication_error_at_) > kLauncherReportWindowS) {
     ending_ = LaunchEnding::kRankError;
     return;
   }
