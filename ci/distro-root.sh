@@ -104,6 +104,11 @@ mount_all() {
   # Copied under a name of this run's and renamed: runs in the same root at once each see a whole file.
   mkdir -p "$r/etc/lockstep"
   if cp -L /etc/resolv.conf "$r/etc/.resolv.conf.$$" 2>/dev/null; then mv -f "$r/etc/.resolv.conf.$$" "$r/etc/resolv.conf"; fi
+  # The root runs under the host's name (same UTS namespace), so it needs the host's /etc/hosts:
+  # debootstrap's names only localhost, where an installed Debian names its host too. Without it
+  # the host name does not resolve inside the root, and torchrun --standalone (whose ranks meet at
+  # the agent's host name) waits 2 x 300 s for a TCP store it cannot reach.
+  if cp -L /etc/hosts "$r/etc/.hosts.$$" 2>/dev/null; then mv -f "$r/etc/.hosts.$$" "$r/etc/hosts"; fi
   cp -L /etc/ssl/certs/ca-certificates.crt "$r/etc/lockstep/.host-ca.$$"
   mv -f "$r/etc/lockstep/.host-ca.$$" "$r/etc/lockstep/host-ca-certificates.crt"
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "harness/cli/command.h"
+#include "harness/cli/flag_checks.h"
 #include "harness/cli/report_outputs.h"
 #include "harness/runner/recorded_run.h"
 #include "harness/runner/run_directory.h"
@@ -44,7 +45,7 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--ranks", flags->ranks,
                   "How many ranks wrote traces (default: rank 0's header, or the highest rank-<r>.trace); a "
                   "rank without its trace is an error")
-      ->check(CLI::Range(1, static_cast<int>(kMaxRanks)));
+      ->check(WholeNumberBetween(1, kMaxRanks));
   cmd->add_option("--out", flags->out,
                   "Write report.json here (a new, empty or lockstep run directory; not DIR itself, whose own "
                   "report.json stays as it is). Without it only the console and the requested reports are written")

@@ -93,7 +93,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       "not load). Example: lockstep exec --ranks 2 --out out -- python3 train.py --epochs 1");
   cmd->add_option("--ranks", flags->ranks, "Number of ranks")
       ->required()
-      ->check(CLI::Range(1, static_cast<int>(kMaxRanks)));
+      ->check(WholeNumberBetween(1, kMaxRanks));
   cmd->add_option("--out", flags->out, "Run directory: report.json, and DIR/<id>/traces and logs")
       ->required()
       ->type_name("DIR");

@@ -1,5 +1,6 @@
 #include "harness/cli/flag_checks.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,25 @@ CLI::Validator SecondsBetween(double min, double max) {
         return std::string();
       },
       "SECONDS");
+}
+
+CLI::Validator WholeNumberBetween(long long min, long long max) {
+  const std::string what = "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  return CLI::Validator(
+      [min, max, what](std::string& text) -> std::string {
+        // Digits only, an optional minus first: strtoll alone would take " 5", "+5" and "5 ".
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) == std::string::npos &&
+                            text != "-";
+        errno = 0;
+        const long long v = digits ? std::strtoll(text.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE || v < min || v > max) {
+          const std::string shown = text.size() > 40 ? text.substr(0, 37) + "..." : text;
+          return "must be " + what + ", got '" + shown + "'";
+        }
+        return std::string();
+      },
+      std::to_string(min) + ".." + std::to_string(max));
 }
 
 Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind launcher) {

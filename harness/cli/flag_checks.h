@@ -15,6 +15,12 @@ namespace lockstep {
 // user wrote (CLI11's own range check prints the converted value, 309 digits for 1e308).
 CLI::Validator SecondsBetween(double min, double max);
 
+// A whole number in [min, max], refused in lockstep's words ("must be a whole number from 1 to
+// 65536, got '0'"): CLI11's own range message changed between releases (2.1: "Value 0 not in
+// range 1 to 65536", 2.4: "Value 0 not in range [1 - 65536]"), and what a user's CI log says
+// should not depend on the distribution's CLI11.
+CLI::Validator WholeNumberBetween(long long min, long long max);
+
 // `--mpirun-args` acts only where mpirun or srun starts the ranks; with the local launcher or
 // none it would be dropped without a word, so it is refused (InvalidArgument, naming the flag).
 Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind launcher);

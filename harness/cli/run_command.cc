@@ -71,7 +71,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--ranks", flags->ranks,
                   "Override every scenario's world size (e.g. one rank per GPU for nccl); each scenario must "
                   "allow it (a multiple of its slices, every rank its injections name)")
-      ->check(CLI::Range(1, static_cast<int>(kMaxRanks)))
+      ->check(WholeNumberBetween(1, kMaxRanks))
       ->type_name("N");
   cmd->add_option("--hang-timeout", flags->hang_timeout_s,
                   "Seconds without progress on any rank, while the ranks wait on each other (inside a collective, "

@@ -36,7 +36,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
       ->capture_default_str();
   cmd->add_option("--repeats", flags->repeats, "How often each clean scenario runs")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1000));
+      ->check(WholeNumberBetween(0, 1000));
   cmd->add_option("--out", flags->out, "Run directory: report.json, detection.md, traces")->capture_default_str();
   cmd->add_option("--launcher", flags->launcher, "How ranks start: mpirun, srun, local or none")
       ->capture_default_str()

@@ -36,6 +36,11 @@ constexpr int kPollMs = 100;
 // mpirun (Open MPI 4.1) takes 1-2 s after a rank's death to end the job and say how the rank
 // died; a rank whose process vanished is reported without those details after this long.
 constexpr double kLauncherReportWindowS = 3.0;
+// Once every rank's process has ended, the job launcher only has its report left to print: it
+// is waited for longer. accelerate's Python agent stopped the ranks at once after a death but
+// printed its summary more than 3 s later on a loaded machine (the Debian 13 root, 2 cores at
+// load 8); the report names the signal.
+constexpr double kLauncherExitWindowS = 30.0;
 // How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
 constexpr double kCpuSampleS = 1.0;
 
@@ -150,6 +155,11 @@ class LaunchRun {
   bool FailuresAfterAPeersDeath(const std::vector<int>& rank_errors);
   void Finish();
   bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
+  // How long a job launcher may take to say how a vanished rank died: kLauncherReportWindowS
+  // while some rank still runs (a launcher that does not count the rank's end as a failure, such
+  // as an exit 0 mid-run, never will), kLauncherExitWindowS once every rank has ended.
+  double ReportWindowS() const;
+  bool EveryRankEnded() const;
 
   LaunchSpec spec_;
   Clock::time_point t0_;
@@ -328,14 +338,29 @@ void LaunchRun::CheckDirectRanks() {
   }
 }
 
+bool LaunchRun::EveryRankEnded() const {
+  for (int r = 0; r < spec_.ranks; ++r) {
+    const RankProgress& p = watcher_.rank(r);
+    // A rank on another host, or not started, cannot be seen to have ended.
+    if (!p.pid || p.host.empty() || p.host != hostname_) return false;
+    if (IsAlive(static_cast<pid_t>(*p.pid))) return false;
+  }
+  return true;
+}
+
+double LaunchRun::ReportWindowS() const {
+  return EveryRankEnded() ? kLauncherExitWindowS : kLauncherReportWindowS;
+}
+
 void LaunchRun::CheckVanishedRanks() {
   if (vanished_at_) {
-    if (SecondsSince(*vanished_at_) < kLauncherReportWindowS) return;
+    const double window_s = ReportWindowS();
+    if (SecondsSince(*vanished_at_) < window_s) return;
     const char* launcher = ToString(spec_.kind);
     for (int r : vanished_ranks_) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
       e.note = "process " + std::to_string(*watcher_.rank(r).pid) + " ended without writing its trace footer (" +
-               launcher + " did not report how within " + std::to_string(static_cast<int>(kLauncherReportWindowS)) + " s)";
+               launcher + " did not report how within " + std::to_string(static_cast<int>(window_s)) + " s)";
       failed_ranks_.push_back(r);
     }
     ending_ = LaunchEnding::kCrash;
@@ -411,7 +436,18 @@ void LaunchRun::CheckLauncherProcess() {
     }
   }
   ending_ = LaunchEnding::kCrash;
-  report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + LastLines(output, 6);
+  const std::string last_lines = LastLines(output, 6);
+  if (failed_ranks_.empty() && WIFEXITED(*status)) {
+    // Every rank finished its trace, and one of them then exited non-zero. Open MPI 4 names it;
+    // Open MPI 5 (prterun) names the rank only while others still run: when the rank that exits
+    // non-zero is the last to end, it prints nothing and only its own exit status carries the code.
+    report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) +
+                      " without naming a rank, after every rank had written its trace to the end: a rank exited "
+                      "with that code after its last step" +
+                      (last_lines.empty() ? std::string() : ": " + last_lines);
+    return;
+  }
+  report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + last_lines;
 }
 
 std::vector<int> LaunchRun::RankErrors() {
@@ -662,6 +698,10 @@ void LaunchRun::Watch() {
     return;
   }
   if (!CheckStartup()) return;
+  // A rank's process ended without its footer, and the launcher has ReportWindowS() to say how
+  // (CheckVanishedRanks): the ranks that stopped moving meanwhile (blocked in a collective with
+  // the dead peer) are its victims, not a hang, even when hang_timeout_s is shorter.
+  if (vanished_at_) return;
   CheckHang();
 }
 

@@ -160,7 +160,9 @@ TEST_P(LauncherTest, RankKilledAtStep3IsACrash) {
 }
 
 TEST_P(LauncherTest, NonZeroExitCodeIsACrash) {
-  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "5", "--exit-rank", "1"});
+  // Rank 0 is still starting when rank 1 exits: Open MPI 5 names a rank only while others run.
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "5", "--exit-rank", "1",
+                             "--startup-rank", "0", "--startup-ms", "20000"});
   auto report = Launch(spec);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
@@ -182,15 +184,40 @@ TEST_P(LauncherTest, HarnessErrorExitCodeIsARankError) {
 }
 
 // A user program's own exit code 3 (sys.exit(3)) with a clean footer is that rank's crash: the
-// harness's error channel is the footer, never an exit code a program can return.
+// harness's error channel is the footer, never an exit code a program can return. Rank 0 is still
+// starting when rank 1 exits, so every launcher names rank 1 and its code (Open MPI 5 names a rank
+// only while others still run: the next test).
 TEST_P(LauncherTest, AProgramsOwnExitCodeThreeIsACrashNotARankError) {
-  LaunchSpec spec =
-      Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer"});
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer",
+                             "--startup-rank", "0", "--startup-ms", "20000"});
   auto report = Launch(spec);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
-  EXPECT_EQ(report->ranks[1].exit_code, 3);
+  EXPECT_EQ(report->ranks[1].exit_code, 3) << report->message;
   EXPECT_EQ(report->ranks[1].error, "") << report->message;
+  EXPECT_LT(report->duration_s, 15.0) << "rank 0 was stopped after rank 1's exit";
+  ExpectNoProcessLeft(spec);
+}
+
+// The rank that exits non-zero is the last to end (its peer finished and exited 0 long before).
+// Open MPI 4, torchrun and the local launcher name it; Open MPI 5's prterun prints nothing then,
+// and only its own exit status carries the code: the report says so instead of naming no cause.
+TEST_P(LauncherTest, ANonZeroExitOfTheLastRankToEndIsACrashWithItsCode) {
+  LaunchSpec spec = Spec(2, {"--steps", "2", "--step-ms", "10", "--exit-code", "3", "--exit-rank", "1", "--ok-footer",
+                             "--startup-rank", "1", "--startup-ms", "1500"});
+  spec.hang_timeout_s = 30.0;  // rank 1's start-up is no hang, however loaded the machine
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].error, "") << report->message;
+  EXPECT_EQ(report->ranks[0].error, "") << report->message;
+  if (report->ranks[1].exit_code) {
+    EXPECT_EQ(report->ranks[1].exit_code, 3) << report->message;
+  } else {
+    EXPECT_EQ(GetParam(), LauncherKind::kMpirun) << "only Open MPI 5 leaves the rank unnamed: " << report->message;
+    EXPECT_THAT(report->message, HasSubstr("mpirun exited with code 3 without naming a rank, after every rank had "
+                                           "written its trace to the end"));
+  }
   ExpectNoProcessLeft(spec);
 }
 
@@ -593,6 +620,62 @@ INSTANTIATE_TEST_SUITE_P(Kinds, AccelerateLauncherTest, ::testing::Values(Launch
                            return std::string(ToString(info.param));
                          });
 #endif
+
+// A torchrun slow to report: when a rank dies it stops the others at once, then prints its
+// summary only 5 s later, as accelerate's Python agent did on the loaded Debian 13 root. The rank
+// that died decides, in the launcher's words, with its signal: a crash, neither a hang of the
+// stopped ranks (hang_timeout_s is shorter) nor a death "not reported" after 3 s.
+class SlowTorchrunTest : public LauncherTest {};
+
+TEST_P(SlowTorchrunTest, ADeathReportedLateIsACrashWithTheLaunchersWordsNotAHang) {
+  const std::filesystem::path bin = dir_ / "slow-launcher-bin";
+  std::filesystem::create_directories(bin);
+  {
+    // torchrun's command line: ... --nproc-per-node N ... --no-python PROGRAM ARGS...
+    std::ofstream(bin / "torchrun") << R"(#!/bin/bash
+n=1
+while [[ $# -gt 0 && $1 != --no-python ]]; do [[ $1 == --nproc-per-node ]] && n=$2; shift; done
+shift
+declare -A rank_of
+for ((r = 0; r < n; r++)); do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n "$@" &
+  rank_of[$!]=$r
+done
+while [[ ${#rank_of[@]} -gt 0 ]]; do
+  wait -n -p pid; code=$?
+  r=${rank_of[$pid]}
+  unset "rank_of[$pid]"
+  [[ $code -eq 0 ]] && continue
+  for p in "${!rank_of[@]}"; do echo "Sending process $p closing signal SIGTERM"; kill -TERM "$p"; done
+  wait
+  sleep 5
+  sig=$((code > 128 ? code - 128 : 0))
+  echo "Root Cause (first observed failure):"
+  echo "[0]: time : now host : here rank : $r (local_rank: $r) exitcode : $((sig ? -sig : code)) (pid: $pid) error_file: <N/A> traceback : Signal $sig"
+  exit 1
+done
+)";
+  }
+  std::filesystem::permissions(bin / "torchrun", std::filesystem::perms::owner_all);
+  LaunchSpec spec = Spec(3, {"--steps", "100", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3"});
+  const char* path = std::getenv("PATH");
+  spec.env["PATH"] = bin.string() + (path ? std::string(":") + path : "");
+  spec.hang_timeout_s = 1.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
+  EXPECT_EQ(report->ranks[1].last_step, 3);
+  EXPECT_FALSE(report->ranks[1].killed_by_launcher);
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher) << report->ranks[0].note;
+  EXPECT_TRUE(report->ranks[2].killed_by_launcher) << report->ranks[2].note;
+  ExpectNoProcessLeft(spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SlowTorchrunTest, ::testing::Values(LauncherKind::kTorchrun),
+                         [](const ::testing::TestParamInfo<LauncherKind>& info) {
+                           return std::string(ToString(info.param));
+                         });
 
 // Not installed: the launch fails, and the message names the flag and what to install.
 TEST(LaunchSpecTest, MissingTorchrunOrAccelerateFailsToLaunch) {

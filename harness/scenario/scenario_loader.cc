@@ -18,6 +18,7 @@
 #include "harness/scenario/internal/scenario_builder.h"
 #include "harness/scenario/internal/source_text.h"
 #include "harness/scenario/internal/yaml_documents.h"
+#include "harness/scenario/internal/yaml_error_message.h"
 #include "harness/scenario/internal/yaml_reader.h"
 
 namespace lockstep {
@@ -110,7 +111,7 @@ std::optional<ParsedFile> ReadAndParse(const fs::path& path, const std::string& 
     if (!documents.stuck_at && documents.count == 1) root = YAML::Load(text->bytes());
   } catch (const YAML::ParserException& e) {
     TextPosition pos = text->PositionOfMark(e.mark.line, e.mark.column);
-    std::string message = "invalid YAML: " + e.msg;
+    std::string message = "invalid YAML: " + internal::YamlErrorMessage(e.msg, *text, e.mark.line, e.mark.column);
     if (text->LineIndentedWithTab(e.mark.line)) message += " (this line is indented with a tab; YAML needs spaces)";
     out.push_back({At(display, pos.line, pos.column), message});
     return std::nullopt;

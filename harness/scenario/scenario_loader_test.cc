@@ -410,7 +410,14 @@ TEST_F(ScenarioLoaderTest, FilesThatAreNotScenarios) {
   EXPECT_THAT(Errors("ranks: 2\n\tsteps: 3\n"),
               ElementsAre("2:1: invalid YAML: illegal tab when looking for indentation (this line is indented with a tab; "
                           "YAML needs spaces)"));
-  EXPECT_THAT(Errors("ranks: *nope\n"), ElementsAre("1:8: invalid YAML: the referenced anchor is not defined"));
+  // lockstep's own words (yaml-cpp 0.8 appends the name to its message, 0.7 does not), naming the
+  // alias: an anchor defined only after it counts as undefined.
+  EXPECT_THAT(Errors("ranks: *nope\n"), ElementsAre("1:8: invalid YAML: alias *nope: no anchor &nope is defined before it"));
+  EXPECT_THAT(Errors("ranks: *n\nsteps: &n 2\n"), ElementsAre("1:8: invalid YAML: alias *n: no anchor &n is defined before it"));
+  EXPECT_THAT(Errors("checks: [*nope, hang]\n"), ElementsAre("1:10: invalid YAML: alias *nope: no anchor &nope is defined before it"));
+  EXPECT_THAT(Errors("ranks: *" + std::string(60, 'a') + "\n"),
+              ElementsAre("1:8: invalid YAML: alias *" + std::string(37, 'a') + "...: no anchor &" + std::string(37, 'a') +
+                          "... is defined before it"));
   // yaml-cpp's LoadAll never returns on these: its parser reports empty documents forever.
   EXPECT_THAT(Errors(",\n"), ElementsAre("1:1: invalid YAML: unexpected \",\""));
   EXPECT_THAT(Errors(",mode: 1.0\nl:\n!!str  kintransformer\n  dropout: 1.0\n"),

@@ -121,4 +121,11 @@ TextPosition SourceText::PositionOfMark(int line0, int byte_column0) const {
   return pos;
 }
 
+std::optional<std::size_t> SourceText::OffsetOfMark(int line0, int byte_column0) const {
+  if (line0 < 0 || byte_column0 < 0 || static_cast<std::size_t>(line0) >= line_starts_.size()) return std::nullopt;
+  const std::size_t offset = line_starts_[static_cast<std::size_t>(line0)] + static_cast<std::size_t>(byte_column0);
+  if (offset >= bytes_.size()) return std::nullopt;
+  return offset;
+}
+
 }  // namespace lockstep::internal

@@ -39,6 +39,8 @@ class SourceText {
   // Position of a yaml-cpp mark. Marks past the end (errors at end of input) keep yaml-cpp's
   // numbers, shifted to 1-based.
   TextPosition PositionOfMark(int line0, int byte_column0) const;
+  // Byte offset into bytes() of a yaml-cpp mark; nullopt for a null mark or one past the text.
+  std::optional<std::size_t> OffsetOfMark(int line0, int byte_column0) const;
 
  private:
   int CodePointsBetween(std::size_t begin, std::size_t end) const;

@@ -32,6 +32,15 @@ TEST(SourceTextTest, ByteOrderMarkIsNotAColumn) {
   EXPECT_EQ(text.PositionOfOffset(6).column, 4);
 }
 
+TEST(SourceTextTest, MarksBecomeByteOffsetsWithinTheText) {
+  SourceText text("\xEF\xBB\xBF" "a: 1\nb: *x\n");
+  EXPECT_EQ(text.OffsetOfMark(1, 3), 3u + 5u + 3u);  // after the BOM and the first line
+  EXPECT_EQ(text.bytes()[*text.OffsetOfMark(1, 3)], '*');
+  EXPECT_EQ(text.OffsetOfMark(-1, -1), std::nullopt);  // yaml-cpp's null mark
+  EXPECT_EQ(text.OffsetOfMark(7, 0), std::nullopt);
+  EXPECT_EQ(text.OffsetOfMark(1, 40), std::nullopt);
+}
+
 TEST(SourceTextTest, CrLfLinesEndAtTheLineFeed) {
   SourceText text("a: 1\r\nb: 2\r\n");
   TextPosition pos = text.PositionOfMark(1, 3);
