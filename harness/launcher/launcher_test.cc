@@ -91,6 +91,19 @@ class LauncherTest : public ::testing::TestWithParam<LauncherKind> {
         << "processes of launch " << spec.launch_id << " survived";
   }
 
+  // A launcher's verdict on 3 ranks of which rank 1 was killed at step 3 (`--crash-rank 1
+  // --crash-step 3`): a crash of rank 1 by SIGKILL, the others stopped by the launcher, nothing left.
+  static void ExpectRank1KilledAtStep3(const Result<LaunchReport>& report, const LaunchSpec& spec) {
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+    EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
+    EXPECT_EQ(report->ranks[1].last_step, 3);
+    EXPECT_FALSE(report->ranks[1].killed_by_launcher);
+    EXPECT_TRUE(report->ranks[0].killed_by_launcher) << report->ranks[0].note;
+    EXPECT_TRUE(report->ranks[2].killed_by_launcher) << report->ranks[2].note;
+    ExpectNoProcessLeft(spec);
+  }
+
   std::filesystem::path dir_;
 };
 
@@ -605,14 +618,7 @@ TEST_P(AccelerateLauncherTest, CleanRunGivesEachRankItsLog) {
 TEST_P(AccelerateLauncherTest, RankKilledIsACrashOfThatRank) {
   LaunchSpec spec = Spec(3, {"--steps", "100", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3"});
   auto report = Launch(spec);
-  ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
-  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
-  EXPECT_EQ(report->ranks[1].last_step, 3);
-  EXPECT_FALSE(report->ranks[1].killed_by_launcher);
-  EXPECT_TRUE(report->ranks[0].killed_by_launcher) << report->ranks[0].note;
-  EXPECT_TRUE(report->ranks[2].killed_by_launcher) << report->ranks[2].note;
-  ExpectNoProcessLeft(spec);
+  ExpectRank1KilledAtStep3(report, spec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, AccelerateLauncherTest, ::testing::Values(LauncherKind::kAccelerate),
@@ -662,14 +668,7 @@ done
   spec.env["PATH"] = bin.string() + (path ? std::string(":") + path : "");
   spec.hang_timeout_s = 1.0;
   auto report = Launch(spec);
-  ASSERT_TRUE(report.ok());
-  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
-  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
-  EXPECT_EQ(report->ranks[1].last_step, 3);
-  EXPECT_FALSE(report->ranks[1].killed_by_launcher);
-  EXPECT_TRUE(report->ranks[0].killed_by_launcher) << report->ranks[0].note;
-  EXPECT_TRUE(report->ranks[2].killed_by_launcher) << report->ranks[2].note;
-  ExpectNoProcessLeft(spec);
+  ExpectRank1KilledAtStep3(report, spec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, SlowTorchrunTest, ::testing::Values(LauncherKind::kTorchrun),
