@@ -2,16 +2,27 @@
 // GPU. x_copy is the digest's bytes/s over the copy's bytes/s (the copy moves each byte twice,
 // read and write, so a digest at the memory's read speed reaches about 2x; x_copy_traffic
 // compares bytes moved instead). Skips, saying why, without a GPU.
+//
+// BM_CudaCapture is a step's capture of CUDA tensors (MultiTensorDigest: every digest in one
+// kernel launch, every norm read with one copy) over many small tensors (1024 of 4-64 KiB, 33 MiB)
+// and a few large ones (8 of 128 MiB), against one device-to-device copy of the same bytes
+// (x_copy, as above) and against the per-tensor path (DigestTensor and TensorL2Norm each: a launch,
+// a copy and a synchronization per tensor and per norm; x_per_tensor > 1 is the batch's gain).
 //   lockstep-bench --benchmark_filter=Cuda
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <torch/torch.h>
+
 #include "harness/trace/cuda/cuda_digest.h"
+#include "harness/trace/multi_tensor_digest.h"
+#include "harness/trace/tensor_digest.h"
 
 namespace lockstep {
 namespace {
@@ -103,6 +114,74 @@ void Sizes(benchmark::internal::Benchmark* b) {
 // Registration order is run order: each copy runs before the digest it is compared with.
 BENCHMARK(BM_CudaMemcpyD2D)->Apply(Sizes);
 BENCHMARK(BM_CudaDigest)->Apply(Sizes);
+
+// `count` float32 tensors as views of one flat device buffer (so one copy of the buffer moves
+// exactly their bytes), sizes cycling from `min_bytes` up to `max_bytes` in 16-byte steps.
+struct TensorList {
+  torch::Tensor flat;
+  std::vector<torch::Tensor> tensors;
+};
+TensorList MakeTensorList(int64_t count, int64_t min_bytes, int64_t max_bytes) {
+  std::vector<int64_t> numels;
+  int64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t span = (max_bytes - min_bytes) / 16;
+    const int64_t bytes = min_bytes + (span > 0 ? (i * 7919 % (span + 1)) * 16 : 0);
+    numels.push_back(bytes / 4);
+    total += bytes / 4;
+  }
+  TensorList list;
+  list.flat = torch::randn({total}, torch::kCUDA);
+  int64_t at = 0;
+  for (int64_t n : numels) {
+    list.tensors.push_back(list.flat.narrow(0, at, n));
+    at += n;
+  }
+  return list;
+}
+
+void BM_CudaCapture(benchmark::State& state) {
+  if (!ReadyOrSkip(state)) return;
+  if (!torch::cuda::is_available()) return state.SkipWithError("this LibTorch has no CUDA");
+  const TensorList list = state.range(0) == 0 ? MakeTensorList(1024, 4 << 10, 64 << 10) : MakeTensorList(8, 128 << 20, 128 << 20);
+  const size_t bytes = static_cast<size_t>(list.flat.numel()) * sizeof(float);
+  torch::Tensor copy = torch::empty_like(list.flat);
+  torch::cuda::synchronize();
+  MultiTensorDigest m;
+  std::vector<double> capture, copied, per_tensor;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    m.Clear();
+    for (const torch::Tensor& t : list.tensors) m.Add(t);
+    const Status s = m.Run();
+    capture.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!s.ok()) return state.SkipWithError(s.ToString().c_str());
+    state.SetIterationTime(capture.back());
+
+    t0 = Clock::now();
+    cudaError_t e = cudaMemcpyAsync(copy.data_ptr(), list.flat.data_ptr(), bytes, cudaMemcpyDeviceToDevice, nullptr);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
+    copied.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (e != cudaSuccess) return state.SkipWithError(cudaGetErrorString(e));
+
+    t0 = Clock::now();
+    for (const torch::Tensor& t : list.tensors) {
+      benchmark::DoNotOptimize(DigestTensor(t));
+      benchmark::DoNotOptimize(TensorL2Norm(t));
+    }
+    per_tensor.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
+  state.SetLabel(std::to_string(list.tensors.size()) + " tensors, " + std::to_string(bytes >> 20) + " MiB");
+  state.counters["x_copy"] = median(copied) / median(capture);
+  state.counters["x_per_tensor"] = median(per_tensor) / median(capture);
+  state.counters["capture_us"] = median(capture) * 1e6;
+}
+BENCHMARK(BM_CudaCapture)->ArgName("large")->Arg(0)->Arg(1)->MinTime(0.3)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lockstep

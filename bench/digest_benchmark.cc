@@ -2,8 +2,9 @@
 // ratio (the x_memread counter) is what is compared across machines. BM_Digest times a memory
 // read and a digest alternately in every iteration and takes the ratio of the medians, so load
 // from other processes hits both alike; with threads > 1 it also times a 1-thread digest and read
-// (x_1thread, memread_x_1thread: how each scales). BM_MemoryRead is the read loop alone. Run:
-//   <build>/bin/lockstep-bench --benchmark_filter='MemoryRead|Digest'
+// (x_1thread, memread_x_1thread: how each scales). BM_MemoryRead is the read loop alone.
+// BM_SumOfSquares is the norm's loop (sum_of_squares.h) against the same read, the same way. Run:
+//   <build>/bin/lockstep-bench --benchmark_filter='MemoryRead|Digest|SumOfSquares'
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "bench/median.h"
 #include "harness/trace/digest.h"
+#include "harness/trace/sum_of_squares.h"
 
 namespace lockstep {
 namespace {
@@ -115,6 +117,36 @@ void BM_Digest(benchmark::State& state) {
   }
 }
 
+// float32 values in [-1, 1) (no subnormals, which some CPUs convert slowly), every page touched.
+const std::vector<float>& FloatBuffer(size_t bytes) {
+  static std::map<size_t, std::unique_ptr<std::vector<float>>> buffers;
+  auto& b = buffers[bytes];
+  if (!b) {
+    b = std::make_unique<std::vector<float>>(bytes / sizeof(float));
+    uint32_t x = 0x9e3779b9u;
+    for (float& f : *b) {
+      x = x * 1664525u + 1013904223u;
+      f = static_cast<float>(static_cast<int32_t>(x >> 8) - (1 << 23)) / static_cast<float>(1 << 23);
+    }
+  }
+  return *b;
+}
+
+void BM_SumOfSquares(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  const std::vector<float>& buf = FloatBuffer(bytes);
+  const auto* words = reinterpret_cast<const uint64_t*>(buf.data());
+  std::vector<double> sum, read;
+  for (auto _ : state) {
+    read.push_back(Seconds([&] { benchmark::DoNotOptimize(SumWords(words, bytes / sizeof(uint64_t))); }));
+    sum.push_back(Seconds([&] { benchmark::DoNotOptimize(SumOfSquares(buf.data(), buf.size())); }));
+    state.SetIterationTime(sum.back());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
+  state.counters["x_memread"] = bench::Median(read) / bench::Median(sum);
+  state.counters["lanes"] = static_cast<double>(kSumOfSquaresLanes);
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   for (int64_t mib : {1, 64, 256}) {
     for (int64_t threads : {1, 2}) b->Args({mib << 20, threads});
@@ -124,6 +156,13 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_MemoryRead)->Apply(Sizes)->UseRealTime();
 BENCHMARK(BM_Digest)->Apply(Sizes)->UseManualTime();
+BENCHMARK(BM_SumOfSquares)
+    ->ArgName("bytes")
+    ->Arg(1 << 20)
+    ->Arg(64 << 20)
+    ->MinTime(kMinTime)
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
 
 }  // namespace
 }  // namespace lockstep

@@ -11,6 +11,14 @@ median of the per-repeat ratios, for wall time and for the process's CPU time (a
 on a machine shared with other work, wall time mostly measures the others' load, CPU time what
 the step itself cost.
 
+The yardstick (issue 38): after every step of the probed run, each rank also times one read of
+exactly the bytes the probe digests (its parameters, gradients, optimizer state and buffers; the
+byte count is checked against the probe's own trace) with the extension's `read_seconds` (the
+loop of harness/trace/read_yardstick.h). `probe_over_read` is the median over the kept steps of
+the probe's own CPU time in that step (its thread, in its hooks) over that step's read (the same
+thread's CPU time): 1.0 would be the price of reading the state once. CPU time, because on a
+machine shared with other work both wall times mostly measure the others' load.
+
   .venv/bin/python bench/probe_overhead.py --stage build/python   # 2 ranks, 30 steps, 5 repeats
   .venv/bin/python bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
   .venv/bin/python bench/probe_overhead.py --stage build/python --model fsdp2  # the same MLP under FSDP2
@@ -71,7 +79,13 @@ def worker(args):
         from lockstep import probe
 
         busy_now = probe.busy_seconds
-    times, cpu, busy = [], [], []
+    read_seconds = None
+    if os.environ.get("LOCKSTEP_PROBE") == "1":
+        from lockstep import _lockstep_probe
+
+        read_seconds = _lockstep_probe.read_seconds
+    times, cpu, busy, reads = [], [], [], []
+    read_bytes = 0
     for _ in range(args.steps):
         t0, c0 = time.perf_counter(), time.process_time()
         optimizer.zero_grad()
@@ -80,10 +94,43 @@ def worker(args):
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
         busy.append(list(busy_now()))
+        if read_seconds:
+            state = digested_tensors(model, optimizer)
+            read_bytes = sum(t.numel() * t.element_size() for t in state)
+            reads.append(list(read_seconds(state)))
     dist.barrier()
     with open(os.path.join(args.out, "times-%d.json" % rank), "w") as f:
-        json.dump({"params": params, "times": times, "cpu": cpu, "busy": busy}, f)
+        json.dump({"params": params, "times": times, "cpu": cpu, "busy": busy, "reads": reads,
+                   "read_bytes": read_bytes}, f)
     dist.destroy_process_group()
+
+
+def digested_tensors(model, optimizer):
+    """What the probe digests after a step, as this rank holds it (a DTensor's local shard):
+    parameters, their gradients, the optimizer's state tensors, buffers; contiguous CPU tensors."""
+    import torch
+
+    def local(t):
+        return t.to_local() if hasattr(t, "to_local") else t
+
+    out = [local(p.detach()) for p in model.parameters()]
+    out += [local(p.grad) for p in model.parameters() if p.grad is not None]
+    for st in optimizer.state.values():
+        out += [local(v) for v in st.values() if isinstance(v, torch.Tensor)]
+    out += [local(b) for b in model.buffers()]
+    return [t.contiguous() for t in out]
+
+
+def traced_bytes(trace):
+    """Bytes of the tensors the last `tensors` record of a trace lists (numel x dtype size)."""
+    size = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
+            "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16}
+    total = None
+    with open(trace) as f:
+        for line in f:
+            if line.startswith('{"type":"tensors"'):
+                total = sum(t["numel"] * size[t["dtype"]] for t in json.loads(line)["tensors"])
+    return total
 
 
 def run_variant(args, probe, workdir, port):
@@ -114,6 +161,9 @@ def run_variant(args, probe, workdir, port):
         steps = sum(1 for line in open(trace) if line.startswith('{"type":"step"'))
         if steps != args.steps:
             sys.exit("probe_overhead: the probe recorded %d steps, not %d" % (steps, args.steps))
+        traced = traced_bytes(trace)
+        if traced != result["read_bytes"]:
+            sys.exit("probe_overhead: the yardstick read %s bytes, the probe digested %s" % (result["read_bytes"], traced))
     return result
 
 
@@ -141,6 +191,7 @@ def main():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     off_all, on_all, ratios, cpu_ratios, direct, direct_cpu, one_time = [], [], [], [], [], [], []
+    over_read, read_ms = [], []
     params = 0
     for repeat in range(args.repeats):
         order = (False, True) if repeat % 2 == 0 else (True, False)
@@ -158,6 +209,12 @@ def main():
                 busy_wall, busy_cpu = ((b - a) / kept_steps for a, b in zip(first, last))
                 # What the warm-up steps cost beyond as many steady ones: the probe's one-time work.
                 one_time.append(first[0] - busy_wall * args.warmup)
+                # Step i's own probe CPU time (in its hooks) over step i's read of the same bytes.
+                busy = r["busy"]
+                pairs = [((busy[i][1] - busy[i - 1][1]), r["reads"][i][1]) for i in range(max(args.warmup, 1), args.steps)]
+                over_read.append(statistics.median(b / rd for b, rd in pairs if rd > 0))
+                read_ms.append(statistics.median(rd for _, rd in pairs) * 1e3)
+                read_mb = r["read_bytes"] / 1e6
             (on_all if probe else off_all).extend(kept)
         ratios.append(medians[True] / medians[False])
         cpu_ratios.append(cpu_medians[True] / cpu_medians[False])
@@ -168,6 +225,8 @@ def main():
             cpu_medians[False] * 1e3, cpu_medians[True] * 1e3, (cpu_ratios[-1] - 1) * 100), flush=True)
         print("          the probe's own time per step: %.1f ms wall, %.1f ms CPU = %.2f%% / %.2f%% of the step "
               "without it" % (busy_wall * 1e3, busy_cpu * 1e3, direct[-1] * 100, direct_cpu[-1] * 100), flush=True)
+        print("          one read of the %.0f MB it digests: %.1f ms CPU; probe_over_read %.2f" % (
+            read_mb, read_ms[-1], over_read[-1]), flush=True)
     off, on = statistics.median(off_all), statistics.median(on_all)
     ratio = statistics.median(ratios)
     cpu_ratio = statistics.median(cpu_ratios)
@@ -183,10 +242,12 @@ def main():
     summary = ("%.1fM-parameter MLP, AdamW, %s on gloo, %d ranks x %d thread(s), batch %d per rank: "
                "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
                "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
-               "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps" % (
+               "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps; probe_over_read %.2f "
+               "(its CPU time per step over one read of the %.0f MB it digests, %.1f ms)" % (
                    params / 1e6, "FSDP2" if args.model == "fsdp2" else "DDP", args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
                    (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100,
-                   statistics.median(one_time) * 1e3 if one_time else 0.0))
+                   statistics.median(one_time) * 1e3 if one_time else 0.0, statistics.median(over_read), read_mb,
+                   statistics.median(read_ms)))
     print(summary)
     if args.markdown:
         print("| %s | %s, %d cores, torch %s | %s |" % (

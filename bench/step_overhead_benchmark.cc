@@ -51,6 +51,7 @@
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/digest.h"
+#include "harness/trace/read_yardstick.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trainer/trainer.h"
 
@@ -184,20 +185,6 @@ class SteppedRank {
     if (device_.is_cuda()) torch::cuda::synchronize(device_.index());
   }
   Communicator* world() { return plain_ ? plain_.get() : static_cast<Communicator*>(recording_.get()); }
-
-  // The read loop of bench/digest_benchmark.cc (sum of 64-bit words), plus the last n % 8 bytes.
-  static uint64_t SumBytesAsWords(const unsigned char* p, size_t n) {
-    uint64_t sum = 0;
-    const size_t words = n / sizeof(uint64_t);
-    for (size_t i = 0; i < words; ++i) {
-      uint64_t w;
-      std::memcpy(&w, p + i * sizeof(uint64_t), sizeof w);
-      sum += w;
-    }
-    uint64_t tail = 0;
-    std::memcpy(&tail, p + words * sizeof(uint64_t), n % sizeof(uint64_t));
-    return sum + tail;
-  }
 
   // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
   Status Record(int64_t step, const StepStats* stats) {

@@ -5,11 +5,14 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/build_info.h"
@@ -17,7 +20,9 @@
 #include "harness/core/lifeline.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_log.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/trace/dtype_name.h"
+#include "harness/trace/multi_tensor_digest.h"
+#include "harness/trace/read_yardstick.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
 #include "probe/probe_session.h"
@@ -49,19 +54,37 @@ Captured Capture(const ProbeSession& session, const std::string& kind_name, cons
     throw std::invalid_argument("capture: groups and tensors differ in length");
   }
   Captured out;
-  out.records.reserve(tensors.size());
+  out.records.resize(tensors.size());
   py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
+  // One pass over the list (harness/trace/multi_tensor_digest.h), as lockstep-rank captures a step:
+  // the bookkeeping tensor by tensor, then every byte hashed and summed once, with no LibTorch call
+  // per tensor. A fresh list per call: another thread of the program may capture at the same time.
+  MultiTensorDigest digests;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    Result<TensorRecord> r = MakeTensorRecord(names[i], *kind, tensors[i], replicated);
-    ThrowIfError(r.status());
+    const at::Tensor& t = tensors[i];
+    try {
+      digests.Add(t);
+    } catch (const c10::Error& e) {
+      ThrowIfError(InternalError("digest of " + names[i] + ": " + e.what_without_backtrace()));
+    }
+    TensorRecord& r = out.records[i];
+    r.name = names[i];
+    r.kind = *kind;
+    r.numel = t.defined() ? t.numel() : 0;
+    r.dtype = t.defined() ? DtypeName(t.scalar_type()) : "undefined";
+    r.replicated = replicated;
     if (!groups.empty() && groups[i] < 0) {
-      r.value().replicated = false;  // held by this rank alone (a shard), or Partial: not compared
+      r.replicated = false;  // held by this rank alone (a shard), or Partial: not compared
     } else if (!groups.empty() && groups[i] != 0) {
       Result<std::shared_ptr<const ReplicaGroup>> g = session.ReplicaGroupById(groups[i]);
       ThrowIfError(g.status());
-      r.value().group = std::move(g).value();
+      r.group = std::move(g).value();
     }
-    out.records.push_back(std::move(r).value());
+  }
+  ThrowIfError(digests.Run());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    out.records[i].digest = digests.digest(i);
+    out.records[i].norm = digests.norm(i);
   }
   return out;
 }
@@ -170,6 +193,34 @@ PYBIND11_MODULE(_lockstep_probe, m) {
           RecordDiscoveryAt(name, phase, step, where);
         },
         py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "");
+  // The yardstick of bench/probe_overhead.py: (wall, this thread's CPU) seconds that one read of
+  // these tensors' bytes takes (harness/trace/read_yardstick.h), to set the probe's own time in its
+  // hooks against (probe.busy_seconds, also wall and thread CPU). Contiguous CPU tensors.
+  m.def("read_seconds", [](const std::vector<at::Tensor>& tensors) {
+    for (const at::Tensor& t : tensors) {
+      if (t.defined() && (!t.device().is_cpu() || !t.is_contiguous() || t.is_sparse())) {
+        throw std::invalid_argument("read_seconds: only contiguous CPU tensors, got one on " + t.device().str());
+      }
+    }
+    py::gil_scoped_release no_gil;
+    auto thread_cpu = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu();
+    uint64_t sum = 0;
+    for (const at::Tensor& t : tensors) {
+      if (t.defined()) sum += SumBytesAsWords(t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+    }
+    const double cpu = thread_cpu() - c0;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // The sum is used, so the loads stay.
+    volatile uint64_t sink = sum;
+    (void)sink;
+    return std::make_pair(wall, cpu);
+  });
   m.def("is_recording_group", [](const c10::intrusive_ptr<WrappedGroup>& g) {
     return dynamic_cast<RecordingProcessGroup*>(g.get()) != nullptr;
   });

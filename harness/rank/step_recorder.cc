@@ -62,7 +62,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   });
   if (!error.ok()) return error;
   record.tensors.resize(n);
-  digests_.Run();
+  LOCKSTEP_RETURN_IF_ERROR(digests_.Run().WithContext("digesting step " + std::to_string(step)));
   for (size_t i = 0; i < n; ++i) {
     record.tensors[i].digest = digests_.digest(i);
     record.tensors[i].norm = digests_.norm(i);

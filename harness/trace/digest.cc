@@ -6,6 +6,9 @@
 #include <system_error>
 #include <thread>
 
+// The streaming state's definition (XXH3_state_t on the stack, DigestChunkInPieces): the layout
+// of the very library this file links, whose headers these are.
+#define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 #ifdef LOCKSTEP_HAVE_XXH_DISPATCH
 #include <xxh_x86dispatch.h>
@@ -64,6 +67,29 @@ Digest128 DigestChunk(const void* data, size_t nbytes) {
   // XXH3 accepts a null pointer only with length 0; an empty tensor may have no storage at all.
   static const unsigned char kEmpty = 0;
   const XXH128_hash_t h = Hash128(nbytes == 0 ? &kEmpty : data, nbytes);
+  return Digest128{h.high64, h.low64};
+}
+
+Digest128 DigestChunkInPieces(const void* data, size_t nbytes, AfterPiece after_piece, void* context) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  if (nbytes <= kDigestPieceBytes) {
+    const Digest128 d = DigestChunk(data, nbytes);
+    if (nbytes > 0) after_piece(bytes, nbytes, context);
+    return d;
+  }
+  // XXH3's streaming form gives the one-shot hash of the concatenation, for any split.
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  for (size_t at = 0; at < nbytes; at += kDigestPieceBytes) {
+    const size_t len = std::min(kDigestPieceBytes, nbytes - at);
+#ifdef LOCKSTEP_HAVE_XXH_DISPATCH
+    XXH3_128bits_update_dispatch(&state, bytes + at, len);
+#else
+    XXH3_128bits_update(&state, bytes + at, len);
+#endif
+    after_piece(bytes + at, len, context);
+  }
+  const XXH128_hash_t h = XXH3_128bits_digest(&state);
   return Digest128{h.high64, h.low64};
 }
 

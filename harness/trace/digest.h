@@ -34,6 +34,15 @@ void AppendDigestDescriptor(std::string_view dtype, const int64_t* dims, size_t 
 // Level 1: XXH3-128 of one chunk (seed 0).
 Digest128 DigestChunk(const void* data, size_t nbytes);
 
+// The same digest, hashed in pieces of kDigestPieceBytes (the last one shorter), calling
+// `after_piece(piece, bytes, context)` on each piece right after hashing it, while it is still in
+// the core's first-level cache: a caller that also sums the bytes (the norm, MultiTensorDigest)
+// reads them from there instead of from memory or a slower cache a second time. Not called for an
+// empty chunk.
+using AfterPiece = void (*)(const unsigned char* piece, size_t nbytes, void* context);
+inline constexpr size_t kDigestPieceBytes = size_t{64} << 10;
+Digest128 DigestChunkInPieces(const void* data, size_t nbytes, AfterPiece after_piece, void* context);
+
 // Level 2: combines the chunk digests (in chunk order) under the descriptor's seed.
 Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor);
 Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor);

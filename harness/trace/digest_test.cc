@@ -49,6 +49,23 @@ TEST(DigestTest, ChunkIsPlainXxh3_128) {
   EXPECT_EQ(d.low, h.low64);
 }
 
+// Hashing a chunk in 64 KiB pieces (for the norm to read each piece while it is in cache) gives
+// DigestChunk's bits, and shows every byte to the callback once, in order.
+TEST(DigestTest, ChunkInPiecesIsTheSameDigestAndVisitsEveryByteOnce) {
+  const size_t piece = kDigestPieceBytes;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{241}, piece - 1, piece, piece + 1, 3 * piece + 17, kDigestChunkBytes - 3,
+                   kDigestChunkBytes}) {
+    auto data = RandomBytes(n, static_cast<uint32_t>(n) + 7);
+    std::vector<unsigned char> seen;
+    auto append = [](const unsigned char* p, size_t len, void* out) {
+      auto* v = static_cast<std::vector<unsigned char>*>(out);
+      v->insert(v->end(), p, p + len);
+    };
+    EXPECT_EQ(DigestChunkInPieces(n ? data.data() : nullptr, n, append, &seen), DigestChunk(data.data(), n)) << "n=" << n;
+    EXPECT_EQ(seen, data) << "n=" << n;
+  }
+}
+
 TEST(DigestTest, MatchesTheDocumentedDefinitionOnOddSizes) {
   const size_t chunk = kDigestChunkBytes;
   for (size_t n : {size_t{0}, size_t{1}, size_t{15}, chunk - 1, chunk, chunk + 1, 3 * chunk + 17}) {

@@ -7,12 +7,16 @@
 #include "harness/trace/dtype_name.h"
 #include "harness/trace/sum_of_squares.h"
 #include "harness/trace/tensor_digest.h"
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+#include "harness/trace/cuda/cuda_digest.h"
+#endif
 
 namespace lockstep {
 
 void MultiTensorDigest::Clear() {
   entries_.clear();
   copies_.clear();
+  device_norms_.clear();
 }
 
 uint64_t MultiTensorDigest::SeedFor(size_t i, c10::ScalarType dtype, c10::IntArrayRef sizes, size_t nbytes) {
@@ -32,6 +36,25 @@ uint64_t MultiTensorDigest::SeedFor(size_t i, c10::ScalarType dtype, c10::IntArr
 void MultiTensorDigest::Add(const torch::Tensor& tensor) {
   const size_t i = entries_.size();
   Entry e;
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+  if (tensor.defined() && tensor.is_cuda()) {
+    // Left on the device for Run's batch. As DigestTensor does, a view is made contiguous on the
+    // device first (kept alive in copies_ until Run); the norm is queued, as TensorL2Norm computes
+    // it, in float64 (a complex tensor's float32 norm widens exactly).
+    torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
+    e.norm_kind = Norm::kDevice;
+    e.data = static_cast<const unsigned char*>(t.const_data_ptr());
+    e.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
+    e.seed = SeedFor(i, t.scalar_type(), t.sizes(), e.nbytes);
+    if (t.numel() > 0) {
+      device_norms_.push_back(L2NormTensor(tensor).to(torch::kDouble));
+      e.device_norm = static_cast<int64_t>(device_norms_.size()) - 1;
+    }
+    copies_.push_back(std::move(t));
+    entries_.push_back(e);
+    return;
+  }
+#endif
   if (!tensor.defined() || !tensor.device().is_cpu()) {
     // Undefined, or on a device: the per-tensor path as it is (on CUDA, the device digest).
     e.norm_kind = Norm::kDone;
@@ -65,36 +88,83 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
 
 namespace {
 
-// The norm's part of one chunk, added in the order TensorL2Norm and MakeTensorRecord add.
-inline double ChunkSumOfSquares(const unsigned char* p, size_t nbytes, bool float32) {
-  return float32 ? SumOfSquares(reinterpret_cast<const float*>(p), nbytes / sizeof(float))
-                 : SumOfSquares(reinterpret_cast<const double*>(p), nbytes / sizeof(double));
+// Every piece but a chunk's last one must hold whole rounds of the partial sums, so that each value
+// still lands in the partial sum the definition gives it (sum_of_squares.h).
+static_assert(kDigestPieceBytes % (kSumOfSquaresLanes * sizeof(double)) == 0, "pieces hold whole rounds of lanes");
+
+template <typename T>
+void AddSquaresOfPiece(const unsigned char* piece, size_t nbytes, void* lanes) {
+  AddSquares(reinterpret_cast<const T*>(piece), nbytes / sizeof(T), *static_cast<SquareLanes*>(lanes));
+}
+
+// One chunk's digest and, when `summed`, its part of the norm (the definition's per-chunk sum of
+// squares, added in the order TensorL2Norm and MakeTensorRecord add): each 64 KiB piece is summed
+// right after it is hashed, while it is in the first-level cache.
+inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, bool summed, bool float32, double& sum) {
+  if (!summed) return DigestChunk(p, nbytes);
+  SquareLanes lanes;
+  const Digest128 d = DigestChunkInPieces(p, nbytes, float32 ? &AddSquaresOfPiece<float> : &AddSquaresOfPiece<double>, &lanes);
+  sum += Total(lanes);
+  return d;
 }
 
 }  // namespace
 
-void MultiTensorDigest::Run() {
+Status MultiTensorDigest::Run() {
   for (Entry& e : entries_) {
-    if (e.norm_kind == Norm::kDone) continue;
+    if (e.norm_kind == Norm::kDone || e.norm_kind == Norm::kDevice) continue;
     const bool summed = e.norm_kind == Norm::kFloat32 || e.norm_kind == Norm::kFloat64;
     const bool float32 = e.norm_kind == Norm::kFloat32;
     double sum = 0.0;
     if (e.nbytes <= kDigestChunkBytes) {
-      // One chunk (most tensors of a step): hashed, then summed while it is in cache.
-      const Digest128 chunk = DigestChunk(e.data, e.nbytes);
-      if (summed) sum += ChunkSumOfSquares(e.data, e.nbytes, float32);
+      // One chunk (most tensors of a step).
+      const Digest128 chunk = DigestAndSumChunk(e.data, e.nbytes, summed, float32, sum);
       e.digest = CombineChunkDigestsWithSeed(&chunk, 1, e.seed);
     } else {
       chunks_.clear();
       for (size_t begin = 0; begin < e.nbytes; begin += kDigestChunkBytes) {
         const size_t len = std::min(kDigestChunkBytes, e.nbytes - begin);
-        chunks_.push_back(DigestChunk(e.data + begin, len));
-        if (summed) sum += ChunkSumOfSquares(e.data + begin, len, float32);
+        chunks_.push_back(DigestAndSumChunk(e.data + begin, len, summed, float32, sum));
       }
       e.digest = CombineChunkDigestsWithSeed(chunks_.data(), chunks_.size(), e.seed);
     }
     if (summed) e.norm = std::sqrt(sum);
   }
+  return RunOnDevice();
+}
+
+Status MultiTensorDigest::RunOnDevice() {
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+  std::vector<DeviceBuffer> buffers;
+  for (const Entry& e : entries_) {
+    if (e.norm_kind == Norm::kDevice) buffers.push_back(DeviceBuffer{e.data, e.nbytes});
+  }
+  if (buffers.empty()) return Status::Ok();
+  // On the legacy default stream, as DigestTensor: after what the trainer queued there.
+  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, /*stream=*/nullptr);
+  LOCKSTEP_RETURN_IF_ERROR(chunks.status());
+  size_t at = 0;
+  for (Entry& e : entries_) {
+    if (e.norm_kind != Norm::kDevice) continue;
+    // The digest's chunk count: at least one (digest.h).
+    const size_t count = std::max<size_t>(1, (e.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+    if (at + count > chunks->size()) return InternalError("CUDA digest: fewer chunk digests than chunks");
+    e.digest = CombineChunkDigestsWithSeed(chunks->data() + at, count, e.seed);
+    at += count;
+  }
+  if (device_norms_.empty()) return Status::Ok();
+  try {
+    // Every norm in one copy (stack is exact: all are float64).
+    const torch::Tensor host = torch::stack(device_norms_).to(torch::kCPU).contiguous();
+    const double* v = host.const_data_ptr<double>();
+    for (Entry& e : entries_) {
+      if (e.norm_kind == Norm::kDevice && e.device_norm >= 0) e.norm = v[e.device_norm];
+    }
+  } catch (const c10::Error& error) {
+    return InternalError(std::string("norms of the CUDA tensors: ") + error.what_without_backtrace());
+  }
+#endif
+  return Status::Ok();
 }
 
 }  // namespace lockstep

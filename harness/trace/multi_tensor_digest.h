@@ -13,6 +13,11 @@
 // are made contiguous on the host in Add(), as DigestTensor does; their norms, and the norms of
 // dtypes other than float32/float64, come from TensorL2Norm in Add(), so that they are the same
 // bits as the per-tensor path's (LibTorch's own reduction there).
+//
+// CUDA tensors, where the build has the CUDA digest (harness/trace/cuda), stay on the device: Add()
+// queues their norms (LibTorch's reduction, as TensorL2Norm) and Run() digests all of them in one
+// kernel launch (DigestDeviceChunks) and reads all their norms with one copy, instead of a launch,
+// a copy and a synchronization per tensor and per norm. Same bits as DigestTensor/TensorL2Norm.
 #pragma once
 
 #include <torch/types.h>
@@ -22,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/status.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -37,8 +43,8 @@ class MultiTensorDigest {
   // (a failing device copy), as DigestTensor and TensorL2Norm do.
   void Add(const torch::Tensor& tensor);
 
-  // Digests and norms every tensor added since Clear().
-  void Run();
+  // Digests and norms every tensor added since Clear(). Fails only on a CUDA error (device tensors).
+  Status Run();
 
   size_t size() const { return entries_.size(); }
   // Valid after Run(): equal to DigestTensor(tensor) and TensorL2Norm(tensor) of the i-th tensor.
@@ -47,7 +53,13 @@ class MultiTensorDigest {
 
  private:
   // What Run() does with an entry's bytes besides hashing them.
-  enum class Norm : uint8_t { kFloat32, kFloat64, kKnown /* set in Add */, kDone /* digest too */ };
+  enum class Norm : uint8_t {
+    kFloat32,
+    kFloat64,
+    kKnown,   // set in Add
+    kDone,    // digest too
+    kDevice,  // a CUDA tensor: digest and norm in Run's device batch
+  };
 
   struct Entry {
     const unsigned char* data = nullptr;
@@ -56,6 +68,7 @@ class MultiTensorDigest {
     Norm norm_kind = Norm::kDone;
     Digest128 digest;
     double norm = 0.0;
+    int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: empty, norm 0)
   };
 
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.
@@ -73,6 +86,9 @@ class MultiTensorDigest {
   std::vector<torch::Tensor> copies_;  // host-contiguous copies of the tensors not readable in place
   std::vector<Digest128> chunks_;     // the chunk digests of a tensor over 1 MiB
   std::string descriptor_;
+  std::vector<torch::Tensor> device_norms_;  // kDevice entries' norms, queued on the device
+
+  Status RunOnDevice();
 };
 
 }  // namespace lockstep

@@ -3,38 +3,64 @@
 namespace lockstep {
 namespace {
 
-// GCC and Clang build an AVX2 copy next to the baseline one and pick it at load time (about 4x
-// faster here). Both give the same bits: the eight partial sums are kept lane for lane, and
-// -std=c++17 keeps multiply and add unfused.
+// GCC and Clang build AVX-512 and AVX2 copies next to the baseline one and pick one at load time.
+// All give the same bits: the partial sums are kept lane for lane (no reassociation), and
+// multiply and add stay unfused (-ffp-contract=off for this file, harness/trace/CMakeLists.txt:
+// AVX-512 implies FMA, which Clang would otherwise contract `acc += v * v` into).
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && defined(__linux__)
-#define LOCKSTEP_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#define LOCKSTEP_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define LOCKSTEP_INLINE_INTO_CLONE __attribute__((always_inline))
 #else
-#define LOCKSTEP_AVX2_CLONE
+#define LOCKSTEP_SIMD_CLONES
 #define LOCKSTEP_INLINE_INTO_CLONE
 #endif
 
-// Inlined into each clone, so that the AVX2 clone's copy is compiled for AVX2.
+// Inlined into each clone, so that each clone's copy is compiled for its instruction set. The
+// partial sums are copied in and out: kept in a local array, they stay in registers (a double* that
+// may alias `p` would have to be stored after every addition).
 template <typename T>
-LOCKSTEP_INLINE_INTO_CLONE inline double SumOfSquaresOf(const T* p, size_t n) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+LOCKSTEP_INLINE_INTO_CLONE inline void AddSquaresOf(const T* p, size_t n, SquareLanes& lanes) {
+  double acc[kSumOfSquaresLanes];
+  for (size_t k = 0; k < kSumOfSquaresLanes; ++k) acc[k] = lanes.acc[k];
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) {
+  for (; i + kSumOfSquaresLanes <= n; i += kSumOfSquaresLanes) {
+    for (size_t k = 0; k < kSumOfSquaresLanes; ++k) {
       const double v = static_cast<double>(p[i + k]);
       acc[k] += v * v;
     }
   }
   for (; i < n; ++i) {
     const double v = static_cast<double>(p[i]);
-    acc[i % 8] += v * v;
+    acc[i % kSumOfSquaresLanes] += v * v;
   }
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (size_t k = 0; k < kSumOfSquaresLanes; ++k) lanes.acc[k] = acc[k];
 }
 
 }  // namespace
 
-LOCKSTEP_AVX2_CLONE double SumOfSquares(const float* p, size_t n) { return SumOfSquaresOf(p, n); }
-LOCKSTEP_AVX2_CLONE double SumOfSquares(const double* p, size_t n) { return SumOfSquaresOf(p, n); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const float* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const double* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+
+double Total(const SquareLanes& lanes) {
+  // Pairwise: lanes (0,1), (2,3), ... then the pairs' sums pairwise, down to one.
+  double acc[kSumOfSquaresLanes];
+  for (size_t k = 0; k < kSumOfSquaresLanes; ++k) acc[k] = lanes.acc[k];
+  for (size_t width = kSumOfSquaresLanes / 2; width >= 1; width /= 2) {
+    for (size_t k = 0; k < width; ++k) acc[k] = acc[2 * k] + acc[2 * k + 1];
+  }
+  return acc[0];
+}
+
+double SumOfSquares(const float* p, size_t n) {
+  SquareLanes lanes;
+  AddSquares(p, n, lanes);
+  return Total(lanes);
+}
+
+double SumOfSquares(const double* p, size_t n) {
+  SquareLanes lanes;
+  AddSquares(p, n, lanes);
+  return Total(lanes);
+}
 
 }  // namespace lockstep

@@ -105,12 +105,15 @@ double TensorL2Norm(const torch::Tensor& tensor) {
       return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<double>(), n));
     }
   }
+  return L2NormTensor(tensor).item<double>();
+}
+
+torch::Tensor L2NormTensor(const torch::Tensor& tensor) {
   torch::Tensor t = tensor.detach();
   // linalg_vector_norm rejects integer and bool inputs; their norm is still well defined.
   if (!t.is_floating_point() && !t.is_complex()) t = t.to(torch::kDouble);
   return torch::linalg_vector_norm(t, 2, c10::nullopt, false,
-                                   t.is_complex() ? c10::optional<c10::ScalarType>() : c10::ScalarType::Double)
-      .item<double>();
+                                   t.is_complex() ? c10::optional<c10::ScalarType>() : c10::ScalarType::Double);
 }
 
 Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, const torch::Tensor& tensor,

@@ -33,6 +33,11 @@ bool ReadableInPlace(const torch::Tensor& tensor);
 // L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
 double TensorL2Norm(const torch::Tensor& tensor);
 
+// TensorL2Norm's LibTorch path (every tensor but a contiguous float32/float64 one on the CPU) as
+// a 0-d tensor on the tensor's device, not yet read: a caller reads the norms of many device
+// tensors with one copy (MultiTensorDigest). `tensor` is defined and not empty.
+torch::Tensor L2NormTensor(const torch::Tensor& tensor);
+
 // name, kind, digest, numel, dtype and norm of one tensor, ready for StepRecord::tensors.
 Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, const torch::Tensor& tensor,
                                       bool replicated = true, int threads = 1);

@@ -23,6 +23,21 @@ namespace lockstep {
 Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std::string_view dtype,
                                      const std::vector<int64_t>& shape, cudaStream_t stream);
 
+// A buffer of device memory, for DigestDeviceChunks.
+struct DeviceBuffer {
+  const void* data = nullptr;  // may be null when nbytes is 0
+  size_t nbytes = 0;
+};
+
+// Level 1 of the digests of many buffers in one kernel launch (one thread block per chunk of every
+// buffer), one copy of the task table to the device and one of the results back: what
+// MultiTensorDigest uses for a step's CUDA tensors, instead of a launch, a copy and a
+// synchronization per tensor. Returns the chunk digests, buffer after buffer, ChunkCount(nbytes)
+// of them per buffer (one for an empty buffer), in chunk order: level 2 (CombineChunkDigests, or
+// CombineChunkDigestsWithSeed with the buffer's descriptor seed) turns each buffer's run into its
+// digest, bit-identical to DigestDeviceBuffer's. Queued on `stream`; returns when done.
+Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, cudaStream_t stream);
+
 // Whether a CUDA device can be used from this process; `why` says why not when it cannot.
 bool CudaDeviceAvailable(std::string* why);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,9 @@ class CudaDigestTest : public ::testing::Test {
 };
 
 // A device buffer freed at scope exit.
-struct DeviceBuffer {
-  explicit DeviceBuffer(size_t n) { ok = cudaMalloc(&ptr, n == 0 ? 1 : n) == cudaSuccess; }
-  ~DeviceBuffer() {
+struct DeviceMemory {
+  explicit DeviceMemory(size_t n) { ok = cudaMalloc(&ptr, n == 0 ? 1 : n) == cudaSuccess; }
+  ~DeviceMemory() {
     if (ptr) cudaFree(ptr);
   }
   void* ptr = nullptr;
@@ -46,7 +47,7 @@ TEST_F(CudaDigestTest, MatchesCpuOnOddSizes) {
   const std::vector<size_t> sizes = {0,        1,   3,        17,      129,      240,          241,
                                      1000,     kMiB - 1, kMiB, kMiB + 7, 5 * kMiB + 13, 17 * kMiB + 5};
   const std::vector<uint8_t> host = RandomBytes(17 * kMiB + 5 + 16, 42);
-  DeviceBuffer device(host.size());
+  DeviceMemory device(host.size());
   ASSERT_TRUE(device.ok);
   ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
   for (size_t offset : {size_t{0}, size_t{1}, size_t{8}}) {  // 16-byte aligned, then two misalignments
@@ -63,7 +64,7 @@ TEST_F(CudaDigestTest, MatchesCpuOnOddSizes) {
 
 TEST_F(CudaDigestTest, DtypeAndShapeArePartOfTheDigest) {
   const std::vector<uint8_t> host = RandomBytes(4096, 7);
-  DeviceBuffer device(host.size());
+  DeviceMemory device(host.size());
   ASSERT_TRUE(device.ok);
   ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
   Result<Digest128> a = DigestDeviceBuffer(device.ptr, host.size(), "float32", {32, 32}, nullptr);
@@ -77,7 +78,7 @@ TEST_F(CudaDigestTest, OnAStreamAfterQueuedWork) {
   // The digest must see what was queued on its stream before it, not stale bytes.
   const size_t n = 3 * kMiB + 11;
   const std::vector<uint8_t> host = RandomBytes(n, 9);
-  DeviceBuffer device(n);
+  DeviceMemory device(n);
   ASSERT_TRUE(device.ok);
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -87,6 +88,39 @@ TEST_F(CudaDigestTest, OnAStreamAfterQueuedWork) {
   cudaStreamDestroy(stream);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   EXPECT_EQ(gpu.value(), DigestBytes(host.data(), n, "uint8", std::vector<int64_t>{static_cast<int64_t>(n)}));
+}
+
+// Many buffers in one launch (what a step's capture of CUDA tensors uses): each buffer's run of
+// chunk digests, combined, is its digest; aligned, misaligned and empty buffers in one table.
+TEST_F(CudaDigestTest, ManyBuffersInOneLaunch) {
+  const std::vector<uint8_t> host = RandomBytes(9 * kMiB, 21);
+  DeviceMemory device(host.size());
+  ASSERT_TRUE(device.ok);
+  ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  const auto* base = static_cast<const uint8_t*>(device.ptr);
+  // (offset, bytes): the first two overlap, as views of one tensor may.
+  const std::vector<std::pair<size_t, size_t>> spans = {
+      {0, 1000}, {16, 5 * kMiB + 13}, {3, 241}, {0, 0}, {kMiB + 8, kMiB}, {7 * kMiB, 2 * kMiB}, {1, 17}};
+  std::vector<lockstep::DeviceBuffer> buffers;
+  for (const auto& [offset, n] : spans) buffers.push_back(lockstep::DeviceBuffer{base + offset, n});
+  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, nullptr);
+  ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
+  size_t at = 0;
+  for (const auto& [offset, n] : spans) {
+    SCOPED_TRACE("offset " + std::to_string(offset) + " bytes " + std::to_string(n));
+    const size_t count = n == 0 ? 1 : (n + kMiB - 1) / kMiB;
+    ASSERT_LE(at + count, chunks->size());
+    const std::vector<int64_t> shape = {static_cast<int64_t>(n)};
+    EXPECT_EQ(CombineChunkDigests(chunks->data() + at, count, DigestDescriptor("uint8", shape.data(), 1, n)),
+              DigestBytes(host.data() + offset, n, "uint8", shape));
+    at += count;
+  }
+  EXPECT_EQ(at, chunks->size());
+  // A host pointer among them is refused before anything is launched.
+  buffers.push_back(lockstep::DeviceBuffer{host.data(), 100});
+  Result<std::vector<Digest128>> bad = DigestDeviceChunks(buffers, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(CudaDigestTest, HostPointerIsAnError) {

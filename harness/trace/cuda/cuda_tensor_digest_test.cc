@@ -5,6 +5,12 @@
 #include <torch/cuda.h>
 #include <torch/types.h>
 
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness/trace/multi_tensor_digest.h"
 #include "harness/trace/tensor_digest.h"
 
 namespace lockstep {
@@ -43,6 +49,51 @@ TEST_F(CudaTensorDigestTest, RecordOfADeviceTensor) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->digest, DigestTensor(cpu));
   EXPECT_NEAR(r->norm, TensorL2Norm(cpu), 1e-9 * TensorL2Norm(cpu));
+}
+
+uint64_t NormBits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// A step's capture of device tensors (MultiTensorDigest: one kernel launch for all digests, one
+// copy for all norms) against the per-tensor path, bit for bit, on a list that mixes sizes (empty,
+// short, several chunks), dtypes, views, an unaligned start, CPU tensors and an undefined one.
+TEST_F(CudaTensorDigestTest, OneBatchForAStepEqualsThePerTensorPath) {
+  torch::manual_seed(5);
+  const torch::Tensor big = torch::randn({(3 << 20) + 11}, torch::kCUDA);
+  std::vector<torch::Tensor> list = {
+      torch::randn({1000}, torch::kCUDA),
+      torch::empty({0}, torch::kCUDA),
+      torch::randn({7}, torch::kCUDA),
+      big,
+      big.narrow(0, 3, (1 << 18) + 5),  // contiguous, 12 bytes past a 16-byte boundary
+      torch::randn({300, 500}, torch::kCUDA).t(),
+      torch::randn({64, 64}, torch::TensorOptions().dtype(torch::kFloat64).device(torch::kCUDA)),
+      torch::randn({4096}, torch::kCUDA).to(torch::kBFloat16),
+      torch::arange(1000, torch::TensorOptions().dtype(torch::kInt64).device(torch::kCUDA)),
+      torch::randn({100}, torch::kCUDA) > 0,
+      torch::randn({50}, torch::TensorOptions().dtype(torch::kComplexFloat).device(torch::kCUDA)),
+      torch::randn({33}),  // a CPU tensor in the same list
+      torch::Tensor(),
+  };
+  MultiTensorDigest m;
+  for (int round = 0; round < 2; ++round) {  // the second time with the descriptor seeds kept
+    m.Clear();
+    for (const torch::Tensor& t : list) m.Add(t);
+    const Status s = m.Run();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(m.size(), list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      SCOPED_TRACE("tensor " + std::to_string(i) + (list[i].defined() ? " " + std::string(c10::toString(list[i].scalar_type())) : ""));
+      EXPECT_EQ(m.digest(i), DigestTensor(list[i]));
+      if (list[i].defined()) {
+        EXPECT_EQ(m.digest(i), DigestTensor(list[i].cpu()));
+      }
+      EXPECT_EQ(NormBits(m.norm(i)), NormBits(TensorL2Norm(list[i]))) << m.norm(i);
+    }
+  }
 }
 
 }  // namespace

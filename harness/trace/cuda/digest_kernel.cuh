@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "harness/trace/cuda/xxh3_port.cuh"
 
@@ -69,6 +70,23 @@ LOCKSTEP_HD uint64_t InitialLane(int lane) {
   uint64_t acc[8];
   xxh3::InitAcc(acc);
   return acc[lane];
+}
+
+// One thread block's work in a multi-buffer launch (DigestDeviceChunks): one chunk of one buffer.
+// The table lists every chunk of every buffer, buffer after buffer, so block b writes the digest
+// of the table's chunk b, and a buffer's chunk digests are contiguous in the output.
+struct ChunkTask {
+  const uint8_t* data;  // the chunk's first byte (may be null when len is 0)
+  uint64_t len;         // at most kChunkBytes; 0 only for an empty buffer's one chunk
+};
+
+// Appends the ChunkCount(nbytes) tasks of one buffer (one task of length 0 for an empty one, as
+// the digest has at least one chunk).
+inline void AppendChunkTasks(const uint8_t* data, size_t nbytes, std::vector<ChunkTask>& tasks) {
+  const size_t count = ChunkCount(nbytes);
+  for (size_t c = 0; c < count; ++c) {
+    tasks.push_back(ChunkTask{nbytes == 0 ? data : data + c * kChunkBytes, static_cast<uint64_t>(ChunkLength(nbytes, c))});
+  }
 }
 
 }  // namespace cuda_digest

@@ -139,5 +139,37 @@ TEST(DigestKernelLogicTest, ChunkCountAndLengths) {
   EXPECT_EQ(cuda_digest::kChunkBytes, kDigestChunkBytes);
 }
 
+// The multi-buffer launch's table (DigestDeviceChunks): every chunk of every buffer, buffer after
+// buffer, each digested as the kernel's block does, then each buffer's run combined, equals the
+// digest of each buffer on its own; an empty buffer has its one chunk.
+TEST(DigestKernelLogicTest, ChunkTableCoversEveryBufferInOrder) {
+  const std::vector<size_t> sizes = {0, 5, 241, kMiB, kMiB + 241, 3 * kMiB + 7, 100};
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<cuda_digest::ChunkTask> tasks;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    buffers.push_back(RandomBytes(sizes[i], static_cast<uint32_t>(10 + i)));
+    cuda_digest::AppendChunkTasks(sizes[i] ? buffers.back().data() : nullptr, sizes[i], tasks);
+  }
+  size_t expected_tasks = 0;
+  for (size_t n : sizes) expected_tasks += n == 0 ? 1 : (n + kMiB - 1) / kMiB;
+  ASSERT_EQ(tasks.size(), expected_tasks);
+  std::vector<Digest128> chunk_digests;
+  for (const cuda_digest::ChunkTask& task : tasks) {
+    ASSERT_LE(task.len, kMiB);
+    const xxh3::Hash128 h = ChunkLikeTheKernel(task.data, task.len, 0);
+    chunk_digests.push_back(Digest128{h.high, h.low});
+  }
+  size_t at = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    SCOPED_TRACE("buffer " + std::to_string(i) + " of " + std::to_string(sizes[i]) + " bytes");
+    const size_t count = sizes[i] == 0 ? 1 : (sizes[i] + kMiB - 1) / kMiB;
+    const std::vector<int64_t> shape = {static_cast<int64_t>(sizes[i])};
+    const std::string descriptor = DigestDescriptor("uint8", shape.data(), shape.size(), sizes[i]);
+    EXPECT_EQ(CombineChunkDigests(chunk_digests.data() + at, count, descriptor),
+              DigestBytes(buffers[i].data(), sizes[i], "uint8", shape));
+    at += count;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
