@@ -43,6 +43,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // it, in float64 (a complex tensor's float32 norm widens exactly).
     torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
     e.norm_kind = Norm::kDevice;
+    e.device = t.get_device();
     e.data = static_cast<const unsigned char*>(t.const_data_ptr());
     e.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     e.seed = SeedFor(i, t.scalar_type(), t.sizes(), e.nbytes);
@@ -135,33 +136,46 @@ Status MultiTensorDigest::Run() {
 
 Status MultiTensorDigest::RunOnDevice() {
 #if LOCKSTEP_HAVE_CUDA_DIGEST
-  std::vector<DeviceBuffer> buffers;
+  // One batch per device (a process may hold tensors on several: model or pipeline parallelism).
+  std::vector<int> devices;
   for (const Entry& e : entries_) {
-    if (e.norm_kind == Norm::kDevice) buffers.push_back(DeviceBuffer{e.data, e.nbytes});
-  }
-  if (buffers.empty()) return Status::Ok();
-  // On the legacy default stream, as DigestTensor: after what the trainer queued there.
-  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, /*stream=*/nullptr);
-  LOCKSTEP_RETURN_IF_ERROR(chunks.status());
-  size_t at = 0;
-  for (Entry& e : entries_) {
-    if (e.norm_kind != Norm::kDevice) continue;
-    // The digest's chunk count: at least one (digest.h).
-    const size_t count = std::max<size_t>(1, (e.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
-    if (at + count > chunks->size()) return InternalError("CUDA digest: fewer chunk digests than chunks");
-    e.digest = CombineChunkDigestsWithSeed(chunks->data() + at, count, e.seed);
-    at += count;
-  }
-  if (device_norms_.empty()) return Status::Ok();
-  try {
-    // Every norm in one copy (stack is exact: all are float64).
-    const torch::Tensor host = torch::stack(device_norms_).to(torch::kCPU).contiguous();
-    const double* v = host.const_data_ptr<double>();
-    for (Entry& e : entries_) {
-      if (e.norm_kind == Norm::kDevice && e.device_norm >= 0) e.norm = v[e.device_norm];
+    if (e.norm_kind == Norm::kDevice && std::find(devices.begin(), devices.end(), e.device) == devices.end()) {
+      devices.push_back(e.device);
     }
-  } catch (const c10::Error& error) {
-    return InternalError(std::string("norms of the CUDA tensors: ") + error.what_without_backtrace());
+  }
+  std::vector<DeviceBuffer> buffers;
+  std::vector<torch::Tensor> norms;
+  for (const int device : devices) {
+    buffers.clear();
+    norms.clear();
+    for (const Entry& e : entries_) {
+      if (e.norm_kind != Norm::kDevice || e.device != device) continue;
+      buffers.push_back(DeviceBuffer{e.data, e.nbytes});
+      if (e.device_norm >= 0) norms.push_back(device_norms_[static_cast<size_t>(e.device_norm)]);
+    }
+    // On the device's legacy default stream, as DigestTensor: after what the trainer queued there.
+    Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, device, /*stream=*/nullptr);
+    LOCKSTEP_RETURN_IF_ERROR(chunks.status());
+    torch::Tensor host;
+    if (!norms.empty()) {
+      try {
+        // Every norm of the device in one copy (stack is exact: all are float64).
+        host = torch::stack(norms).to(torch::kCPU).contiguous();
+      } catch (const c10::Error& error) {
+        return InternalError(std::string("norms of the CUDA tensors: ") + error.what_without_backtrace());
+      }
+    }
+    size_t at = 0;
+    size_t norm_at = 0;
+    for (Entry& e : entries_) {
+      if (e.norm_kind != Norm::kDevice || e.device != device) continue;
+      // The digest's chunk count: at least one (digest.h).
+      const size_t count = std::max<size_t>(1, (e.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+      if (at + count > chunks->size()) return InternalError("CUDA digest: fewer chunk digests than chunks");
+      e.digest = CombineChunkDigestsWithSeed(chunks->data() + at, count, e.seed);
+      at += count;
+      if (e.device_norm >= 0) e.norm = host.const_data_ptr<double>()[norm_at++];
+    }
   }
 #endif
   return Status::Ok();

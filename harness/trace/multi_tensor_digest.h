@@ -16,8 +16,9 @@
 //
 // CUDA tensors, where the build has the CUDA digest (harness/trace/cuda), stay on the device: Add()
 // queues their norms (LibTorch's reduction, as TensorL2Norm) and Run() digests all of them in one
-// kernel launch (DigestDeviceChunks) and reads all their norms with one copy, instead of a launch,
-// a copy and a synchronization per tensor and per norm. Same bits as DigestTensor/TensorL2Norm.
+// kernel launch per device (DigestDeviceChunks) and reads all their norms with one copy per
+// device, instead of a launch, a copy and a synchronization per tensor and per norm. Same bits as
+// DigestTensor/TensorL2Norm.
 #pragma once
 
 #include <torch/types.h>
@@ -69,6 +70,7 @@ class MultiTensorDigest {
     Digest128 digest;
     double norm = 0.0;
     int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: empty, norm 0)
+    int device = -1;           // kDevice: the CUDA device's index
   };
 
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.

@@ -79,12 +79,14 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
     // LibTorch's default CUDA stream is the legacy default stream, so the kernel runs after what
     // the trainer queued there (work on a non-blocking side stream must be synced by its owner).
     // A view is made contiguous on the device first, as below on the host.
+    // On the tensor's own device, whichever is current.
     torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
-    const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
-    Result<Digest128> d = DigestDeviceBuffer(t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
-                                             DtypeName(t.scalar_type()), shape, /*stream=*/nullptr);
-    TORCH_CHECK(d.ok(), d.status().ToString());
-    return d.value();
+    const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
+    Result<std::vector<Digest128>> chunks =
+        DigestDeviceChunks({DeviceBuffer{t.const_data_ptr(), nbytes}}, t.get_device(), /*stream=*/nullptr);
+    TORCH_CHECK(chunks.ok(), chunks.status().ToString());
+    const auto sizes = t.sizes();
+    return CombineChunkDigests(chunks.value(), DigestDescriptor(DtypeName(t.scalar_type()), sizes.data(), sizes.size(), nbytes));
   }
 #endif
   // Lazy conjugate/negative views are materialized so the digest is of the values they show.

@@ -35,8 +35,11 @@ struct DeviceBuffer {
 // synchronization per tensor. Returns the chunk digests, buffer after buffer, ChunkCount(nbytes)
 // of them per buffer (one for an empty buffer), in chunk order: level 2 (CombineChunkDigests, or
 // CombineChunkDigestsWithSeed with the buffer's descriptor seed) turns each buffer's run into its
-// digest, bit-identical to DigestDeviceBuffer's. Queued on `stream`; returns when done.
-Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, cudaStream_t stream);
+// digest, bit-identical to DigestDeviceBuffer's. Every buffer must be on CUDA device `device`;
+// the work runs there (the caller's current device is restored), queued on `stream` (a stream of
+// that device; null: its legacy default stream). Returns when done.
+Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
+                                                  cudaStream_t stream);
 
 // Whether a CUDA device can be used from this process; `why` says why not when it cannot.
 bool CudaDeviceAvailable(std::string* why);

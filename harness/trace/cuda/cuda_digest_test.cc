@@ -90,6 +90,12 @@ TEST_F(CudaDigestTest, OnAStreamAfterQueuedWork) {
   EXPECT_EQ(gpu.value(), DigestBytes(host.data(), n, "uint8", std::vector<int64_t>{static_cast<int64_t>(n)}));
 }
 
+int Device() {
+  int d = 0;
+  cudaGetDevice(&d);
+  return d;
+}
+
 // Many buffers in one launch (what a step's capture of CUDA tensors uses): each buffer's run of
 // chunk digests, combined, is its digest; aligned, misaligned and empty buffers in one table.
 TEST_F(CudaDigestTest, ManyBuffersInOneLaunch) {
@@ -103,7 +109,7 @@ TEST_F(CudaDigestTest, ManyBuffersInOneLaunch) {
       {0, 1000}, {16, 5 * kMiB + 13}, {3, 241}, {0, 0}, {kMiB + 8, kMiB}, {7 * kMiB, 2 * kMiB}, {1, 17}};
   std::vector<lockstep::DeviceBuffer> buffers;
   for (const auto& [offset, n] : spans) buffers.push_back(lockstep::DeviceBuffer{base + offset, n});
-  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, nullptr);
+  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, Device(), nullptr);
   ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
   size_t at = 0;
   for (const auto& [offset, n] : spans) {
@@ -118,7 +124,7 @@ TEST_F(CudaDigestTest, ManyBuffersInOneLaunch) {
   EXPECT_EQ(at, chunks->size());
   // A host pointer among them is refused before anything is launched.
   buffers.push_back(lockstep::DeviceBuffer{host.data(), 100});
-  Result<std::vector<Digest128>> bad = DigestDeviceChunks(buffers, nullptr);
+  Result<std::vector<Digest128>> bad = DigestDeviceChunks(buffers, Device(), nullptr);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }

@@ -218,8 +218,19 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
   return CombineChunkDigests(digests, DigestDescriptor(dtype, shape.data(), shape.size(), nbytes));
 }
 
-Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, cudaStream_t stream) {
+Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
+                                                  cudaStream_t stream) {
   using cuda_digest::CudaStatus;
+  // On the buffers' device: a kernel on another one could not read them (without peer access).
+  int previous = 0;
+  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
+  if (previous != device) LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+  struct Restore {
+    ~Restore() {
+      if (from != to) cudaSetDevice(to);
+    }
+    int from, to;
+  } restore{device, previous};
   std::vector<cuda_digest::ChunkTask> tasks;
   for (const DeviceBuffer& b : buffers) {
     LOCKSTEP_RETURN_IF_ERROR(cuda_digest::CheckDevicePointer(b.data, b.nbytes));
