@@ -22,6 +22,7 @@ packages=(
                                       # compiled part (probe/, docs/PROBE.md)
   python3-mpi4py                      # an MPI program under `lockstep exec` (examples/split_in_forward_mpi.py)
   clang                               # libFuzzer: the fuzz targets of fuzz/ (ci/fuzz.sh)
+  libclang-rt-dev                     # libFuzzer's runtime: clang only recommends it on Debian 13
   ccache                              # a second build tree (a fresh clone, the fuzz tree) is cheap
 )
 
