@@ -4,7 +4,8 @@
 #   ci/gpu-lent-run.sh [--only LIST] [--no-build] [--budget SECONDS] [--seed FILE] [--targets LIST]
 #   --only LIST    rerun just these checks (a second call on the warm machine)
 #   --no-build     with --only: the build of the call before as it is (the working tree is laid
-#                  anew on each call; rebuilding would recompile everything)
+#                  anew on each call; rebuilding would recompile everything); on a fresh machine,
+#                  which has none, the --targets are built instead
 #   --budget S     seconds for gpu-checks.sh, build included (default 540): each check's limit is
 #                  also what is left of it, so the results and docs are written in time
 #   --targets LIST what to build (gpu-checks.sh's --targets; default `checks`, all the checks need):
@@ -68,13 +69,21 @@ facts=$out_dir/toolchain.txt
 } >"$facts" 2>&1
 cat "$facts"
 
+# --no-build needs the build of an earlier call on this same machine; a machine given back between
+# two calls (its 30 s of warmth spent on the transfers: the 2026-11-27 rerun) starts bare, and then
+# the rerun builds what it needs rather than failing.
+if [[ ${#no_build[@]} -gt 0 && ! ( -f $results/configure.log && -d $build ) ]]; then
+  echo "ci/gpu-lent-run.sh: --no-build: this machine has no earlier build (a fresh machine): building --targets $targets"
+  no_build=()
+fi
+
 deps=()
 [[ -d $root/.debs ]] && deps=(--deps "$root/.debs")
 [[ ${#deps[@]} -gt 0 ]] || echo "ci/gpu-lent-run.sh: no .debs/ in the working tree (name it in the device tool's carry)" >&2
 rc=0
 # The checks' limit: the budget's, the deadline cuts each one to what is left.
 timeout --kill-after=15 $((budget + 20)) "$root/ci/gpu-checks.sh" "${deps[@]}" --build-dir "$build" --out "$results" \
-  --targets "$targets" --deadline "$budget" --check-timeout 240 "${only[@]}" "${no_build[@]}" || rc=$?
+  --targets "$targets" --deadline "$budget" --check-timeout 300 "${only[@]}" "${no_build[@]}" || rc=$?
 
 # The probe extension the checks built: its NEEDED libraries and RUNPATH, and what they resolve to.
 {

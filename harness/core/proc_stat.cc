@@ -19,20 +19,30 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   ProcStat stat;
   stat.pid = pid;
   long long ppid = 0, pgrp = 0, cutime = 0, cstime = 0;
+  unsigned long long flags = 0;
   std::string skip;
   rest >> stat.state >> ppid >> pgrp;
-  // Fields 6..13 (session .. cmajflt), 14..17 (utime, stime, cutime, cstime; the children's may
-  // be negative in principle: signed), 18..21 (priority .. itrealvalue), 22: starttime.
-  for (int field = 6; field <= 13; ++field) rest >> skip;
+  // Fields 6..8 (session, tty_nr, tpgid), 9: flags, 10..13 (minflt .. cmajflt), 14..17 (utime,
+  // stime, cutime, cstime; the children's may be negative in principle: signed), 18..21
+  // (priority .. itrealvalue), 22: starttime.
+  for (int field = 6; field <= 8; ++field) rest >> skip;
+  rest >> flags;
+  for (int field = 10; field <= 13; ++field) rest >> skip;
   rest >> stat.utime >> stat.stime >> cutime >> cstime;
   for (int field = 18; field <= 21; ++field) rest >> skip;
   rest >> stat.start_time;
   if (!rest) return std::nullopt;
+  stat.flags = static_cast<uint32_t>(flags);
   stat.ppid = static_cast<pid_t>(ppid);
   stat.pgid = static_cast<pid_t>(pgrp);
   stat.cutime = cutime > 0 ? static_cast<uint64_t>(cutime) : 0;
   stat.cstime = cstime > 0 ? static_cast<uint64_t>(cstime) : 0;
   return stat;
+}
+
+bool IsEnding(const ProcStat& stat) {
+  constexpr uint32_t kPfExiting = 0x00000004;  // include/linux/sched.h: "getting shut down"
+  return stat.state == 'Z' || stat.state == 'X' || (stat.flags & kPfExiting) != 0;
 }
 
 double CpuSeconds(const ProcStat& stat, bool children) {

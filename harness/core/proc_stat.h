@@ -15,6 +15,7 @@ struct ProcStat {
   pid_t ppid = 0;
   pid_t pgid = 0;
   char state = '?';         // 'R', 'S', 'Z', ...
+  uint32_t flags = 0;       // the kernel's PF_* flags of the thread group leader
   uint64_t start_time = 0;  // clock ticks after boot: tells a reused pid from the original
   // CPU time in clock ticks (sysconf(_SC_CLK_TCK)): its own, user and system, and that of its
   // children it has waited for.
@@ -26,5 +27,11 @@ double CpuSeconds(const ProcStat& stat, bool children);
 
 // nullopt when the process does not exist (or its stat line cannot be parsed).
 std::optional<ProcStat> ReadProcStat(pid_t pid);
+
+// The process has begun to end and cannot come back: its leader is exiting (PF_EXITING), or is a
+// zombie, done itself while its other threads finish or until its parent reaps it. A process
+// killed by a signal may spend seconds here: a core dump, or a GPU driver tearing down its
+// context, all while its sockets may already be closed and its peers failing on them.
+bool IsEnding(const ProcStat& stat);
 
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "harness/core/proc_stat.h"
 #include "harness/core/untrusted_input.h"
 #include "harness/launcher/interrupt_guard.h"
 #include "harness/launcher/launch_command.h"
@@ -41,6 +42,11 @@ constexpr double kLauncherReportWindowS = 3.0;
 // printed its summary more than 3 s later on a loaded machine (the Debian 13 root, 2 cores at
 // load 8); the report names the signal.
 constexpr double kLauncherExitWindowS = 30.0;
+// A rank whose process is ending (proc_stat.h IsEnding) may take seconds more to be reapable: a
+// core dump, or a GPU driver tearing down its context (the 2026-11-27 H200 run: 16 ranks sharing
+// one GPU, a SIGSEGV'd rank's peers saw its sockets close over 3 s before it could be reaped).
+// Its peers' communication errors wait this long for its death.
+constexpr double kEndingRankWindowS = 30.0;
 // How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
 constexpr double kCpuSampleS = 1.0;
 
@@ -144,6 +150,12 @@ class LaunchRun {
   // The process of rank r on this host: its trace header's pid, or the process started for it.
   std::optional<pid_t> LocalPid(int r) const;
   std::string DescribeStall() const;
+  // Whether a rank without a footer has a process on this host that is ending (IsEnding); each
+  // such rank is remembered in ending_ranks_.
+  bool SomeRankIsEnding();
+  // Whether every failed rank stopped on a communication error (its footer says so): each may
+  // echo a peer that is still dying, whose own end decides the verdict.
+  bool OnlyCommunicationEchoesFailed() const;
   // Ranks that stopped on an error of the harness: an error footer, or a failed rank without a
   // footer whose log's last lockstep-rank line says so (never an exit code, which the program
   // owns). Sets their RankExit::error.
@@ -176,6 +188,7 @@ class LaunchRun {
   std::vector<bool> ended_;
   std::optional<LaunchEnding> ending_;
   std::vector<int> failed_ranks_;     // ranks that died on their own
+  std::vector<int> ending_ranks_;     // ranks whose process was seen ending, without a footer
   std::vector<bool> still_running_;   // per rank, when the launcher ended the job
   Clock::time_point last_progress_;
   std::optional<Clock::time_point> started_at_;  // when the last rank finished start-up
@@ -332,10 +345,21 @@ void LaunchRun::CheckDirectRanks() {
     RecordDirectExit(i, *status);
   }
   if (!failed_ranks_.empty()) {
-    ending_ = LaunchEnding::kCrash;
+    // Survivors that exited on a communication error while a peer still runs wait for Watch's
+    // window: the peer may be dying (its sockets close before its process can be reaped).
+    watcher_.Poll();
+    if (all_ended || !OnlyCommunicationEchoesFailed()) ending_ = LaunchEnding::kCrash;
   } else if (all_ended) {
     ending_ = LaunchEnding::kClean;
   }
+}
+
+bool LaunchRun::OnlyCommunicationEchoesFailed() const {
+  for (int r : failed_ranks_) {
+    const RankProgress& p = watcher_.rank(r);
+    if (!p.footer || !IsCommunicationFailure(p.footer_status)) return false;
+  }
+  return true;
 }
 
 bool LaunchRun::EveryRankEnded() const {
@@ -504,6 +528,18 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
       died.push_back(r);
     }
   }
+  if (died.empty()) {
+    // No death was reported, but a rank's process was seen ending (killed by a signal, its end
+    // slow) when its peers' collectives failed, and had not been reaped when the launch ended
+    // (kEndingRankWindowS).
+    for (int r : ending_ranks_) {
+      if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end() || watcher_.rank(r).footer) continue;
+      RankExit& e = report_.ranks[static_cast<size_t>(r)];
+      e.note = "its process was ending (killed by a signal?) when its peers' collectives failed; how it ended was "
+               "not seen";
+      died.push_back(r);
+    }
+  }
   if (died.empty()) return false;
   for (int r : rank_errors) {
     RankExit& e = report_.ranks[static_cast<size_t>(r)];
@@ -566,6 +602,20 @@ bool LaunchRun::CheckStartup() {
     ending_ = LaunchEnding::kStartupTimeout;
   }
   return false;
+}
+
+bool LaunchRun::SomeRankIsEnding() {
+  bool any = false;
+  for (int r = 0; r < spec_.ranks; ++r) {
+    if (watcher_.rank(r).footer) continue;
+    const std::optional<pid_t> pid = LocalPid(r);
+    if (!pid) continue;
+    const std::optional<ProcStat> stat = ReadProcStat(*pid);
+    if (!stat || !IsEnding(*stat)) continue;
+    any = true;
+    if (std::find(ending_ranks_.begin(), ending_ranks_.end(), r) == ending_ranks_.end()) ending_ranks_.push_back(r);
+  }
+  return any;
 }
 
 std::optional<pid_t> LaunchRun::LocalPid(int r) const {
@@ -672,7 +722,7 @@ void LaunchRun::Watch() {
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever: end the launch now, with its message. Except a communication
   // error, which may echo a peer that died (the crash is then that peer's): the peer's death
-  // gets kLauncherReportWindowS to show first.
+  // gets kLauncherReportWindowS to show first, kEndingRankWindowS while a rank's process is ending.
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     if (p.footer && IsErrorFooterStatus(p.footer_status)) {
@@ -683,13 +733,17 @@ void LaunchRun::Watch() {
       if (!communication_error_at_) communication_error_at_ = Clock::now();
     }
   }
+  // Only where lockstep started the ranks itself: under a job launcher a rank it stops after a
+  // survivor's exit is ending too, and could not be told from a rank that was dying before.
+  const bool some_rank_ending = IsDirect() && communication_error_at_ && SomeRankIsEnding();
   if (IsDirect()) {
     CheckDirectRanks();
   } else {
     CheckLauncherProcess();
   }
   if (ending_) return;
-  if (communication_error_at_ && SecondsSince(*communication_error_at_) > kLauncherReportWindowS) {
+  if (communication_error_at_ && SecondsSince(*communication_error_at_) > kLauncherReportWindowS &&
+      (SecondsSince(*communication_error_at_) > kEndingRankWindowS || !some_rank_ending)) {
     ending_ = LaunchEnding::kRankError;
     return;
   }

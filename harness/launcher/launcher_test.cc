@@ -542,6 +542,28 @@ TEST_P(LauncherOnlyLocalTest, AQuietPhaseLongerThanQuietTimeoutIsAHangNamingTheP
 }
 
 // --launcher none: one child, this process's rank, inside the job we are in.
+// The 2026-11-27 GPU run: a rank killed by SIGSEGV took seconds to end (its CUDA context torn
+// down, 16 ranks sharing one GPU) after its sockets had closed, and its survivors' communication
+// errors were judged a harness error 3 s later. A rank whose process is ending is awaited (only
+// where lockstep started the ranks: a job launcher's report names the first rank it saw fail).
+TEST_P(LauncherOnlyLocalTest, SurvivorsOfAPeerThatTakesSecondsToDieAreNotAHarnessError) {
+  LaunchSpec spec = Spec(3, {"--steps", "10", "--step-ms", "100", "--crash-rank", "1", "--crash-step", "3",
+                             "--peer-lost", "--slow-death-ms", "6000"});
+  spec.hang_timeout_s = 600;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kCrash) << report->message;
+  EXPECT_EQ(report->ranks[1].signal, SIGKILL) << report->ranks[1].note;
+  EXPECT_EQ(report->ranks[1].last_step, 3);
+  for (int r : {0, 2}) {
+    const RankExit& e = report->ranks[static_cast<size_t>(r)];
+    EXPECT_TRUE(e.failed_after_peer || e.killed_by_launcher) << "rank " << r << ": " << e.note;
+    EXPECT_TRUE(e.error.empty()) << e.error;
+  }
+  EXPECT_THAT(report->message, Not(HasSubstr("harness error")));
+  ExpectNoProcessLeft(spec);
+}
+
 TEST_P(LauncherOnlyLocalTest, InJobRunsOneRank) {
   LaunchSpec spec = Spec(1, {"--steps", "2", "--step-ms", "10"});
   spec.kind = LauncherKind::kNone;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
   int exit_code = 0, exit_rank = -1, ignore_sigterm_rank = -1, heartbeat_ms = 0, quit_rank = -1, quit_step = -1;
   int startup_rank = -1, startup_ms = 0, error_rank = -1, error_step = -1;
   bool spawn_escapee = false, peer_lost = false;
+  int slow_death_ms = 0;
   int quiet_rank = -1, quiet_step = -1, quiet_ms = 0;
   bool quiet_sleeps = false;
   std::string error_status;
@@ -99,6 +101,9 @@ int main(int argc, char** argv) {
   app.add_flag("--peer-lost", peer_lost,
                "the ranks other than --crash-rank fail the next step's collective as gloo does when a peer "
                "died: a communication-error footer and exit 3");
+  app.add_option("--slow-death-ms", slow_death_ms,
+                 "the --crash-rank's end takes this long: its main thread ends, another lives on, then the "
+                 "SIGKILL (as a process whose core dump or GPU context teardown takes seconds)");
   app.add_option("--quiet-rank", quiet_rank,
                  "only this rank has the quiet phase (default: all); the others wait for it inside the collective");
   app.add_option("--quiet-step", quiet_step,
@@ -200,7 +205,16 @@ int main(int argc, char** argv) {
     trace.Write({{"type", "collective_end"}, {"group", "world"}, {"seq", step - 1}, {"end_s", Now(t0)}});
     trace.Write({{"type", "step"}, {"step", step}, {"loss", 1.0 / step},
                  {"tensors", json::array({{{"name", "w"}, {"digest", "00"}, {"numel", 16}}})}});
-    if (rank == crash_rank && step == crash_step) ::raise(SIGKILL);
+    if (rank == crash_rank && step == crash_step) {
+      if (slow_death_ms > 0) {
+        std::thread([slow_death_ms] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(slow_death_ms));
+          ::raise(SIGKILL);
+        }).detach();
+        ::syscall(SYS_exit, 0);  // this thread alone: the process is ending, not yet reapable
+      }
+      ::raise(SIGKILL);
+    }
     if (rank == quit_rank && step == quit_step) std::_Exit(0);
     if (step == fill_disk_step) {
       const std::string pad(1 << 20, 'x');
