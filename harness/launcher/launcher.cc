@@ -49,6 +49,11 @@ constexpr double kLauncherExitWindowS = 30.0;
 constexpr double kEndingRankWindowS = 30.0;
 // How often the ranks' CPU use is sampled (each sample walks /proc for their descendants).
 constexpr double kCpuSampleS = 1.0;
+// A pass of the launcher's loop that began this long after the one before found the launcher
+// itself starved (a machine overloaded, its process stopped): what it could not watch, beyond
+// this, is not counted as the ranks' quiet time (a CI run at load 8 once judged ranks starved
+// as long as the launcher "hung" after 7 s under a 2 s hang timeout).
+constexpr double kStarvedAfterS = 1.0;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -153,6 +158,9 @@ class LaunchRun {
   // Whether a rank without a footer has a process on this host that is ending (IsEnding); each
   // such rank is remembered in ending_ranks_.
   bool SomeRankIsEnding();
+  // The launcher did not run for `unobserved_s` (kStarvedAfterS): the windows that wait for
+  // something to show (progress, a peer's death, a launcher's report) are moved by as much.
+  void DiscountUnobserved(double unobserved_s);
   // Whether every failed rank stopped on a communication error (its footer says so): each may
   // echo a peer that is still dying, whose own end decides the verdict.
   bool OnlyCommunicationEchoesFailed() const;
@@ -604,6 +612,15 @@ bool LaunchRun::CheckStartup() {
   return false;
 }
 
+void LaunchRun::DiscountUnobserved(double unobserved_s) {
+  const auto by = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(unobserved_s));
+  last_progress_ += by;
+  if (started_at_) *started_at_ += by;
+  if (communication_error_at_) *communication_error_at_ += by;
+  if (vanished_at_) *vanished_at_ += by;
+  // Not t0_: the whole launch's timeout and its duration are the wall clock's.
+}
+
 bool LaunchRun::SomeRankIsEnding() {
   bool any = false;
   for (int r = 0; r < spec_.ranks; ++r) {
@@ -894,6 +911,7 @@ LaunchReport LaunchRun::Run() {
     return Fail(s.message());
   }
   last_progress_ = Clock::now();
+  Clock::time_point last_pass = last_progress_;
   while (!ending_) {
     pollfd pfd{guard.fd(), POLLIN, 0};
     const int rc = ::poll(&pfd, guard.fd() >= 0 ? 1 : 0, kPollMs);
@@ -903,6 +921,10 @@ LaunchReport LaunchRun::Run() {
       ending_ = LaunchEnding::kInterrupted;
       break;
     }
+    const Clock::time_point now = Clock::now();
+    const double unobserved_s = std::chrono::duration<double>(now - last_pass).count() - kStarvedAfterS;
+    if (unobserved_s > 0) DiscountUnobserved(unobserved_s);
+    last_pass = now;
     Watch();
   }
   Finish();

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/process_tree.h"
@@ -561,6 +564,51 @@ TEST_P(LauncherOnlyLocalTest, SurvivorsOfAPeerThatTakesSecondsToDieAreNotAHarnes
     EXPECT_TRUE(e.error.empty()) << e.error;
   }
   EXPECT_THAT(report->message, Not(HasSubstr("harness error")));
+  ExpectNoProcessLeft(spec);
+}
+
+// A machine so loaded that the launcher itself does not run for seconds starves its ranks too:
+// neither records progress nor uses CPU, and that is no hang (a CI run at load 8 once judged one
+// after 7 s under a 2 s hang timeout). Here the launcher's process and the ranks are stopped for 5 s
+// (SIGSTOP from a helper process), the launcher resumed first: what it could not watch is not the
+// ranks' quiet time.
+TEST_P(LauncherOnlyLocalTest, ALauncherStarvedWithItsRanksJudgesNoHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "20", "--step-ms", "100"});
+  spec.hang_timeout_s = 2.5;
+  std::thread stopper([&spec] {
+    std::vector<pid_t> ranks;
+    for (int i = 0; i < 400 && ranks.size() < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ranks = FindProcessesWithEnv(kLaunchIdEnv, spec.launch_id);
+    }
+    if (ranks.size() < 2) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ranks = FindProcessesWithEnv(kLaunchIdEnv, spec.launch_id);  // every process of the ranks
+    const pid_t launcher = ::getpid();
+    const pid_t helper = ::fork();
+    if (helper == 0) {
+      // Only async-signal-safe calls in the child of a threaded process.
+      auto pause = [](long ms) {
+        timespec t{ms / 1000, (ms % 1000) * 1000000L};
+        while (::nanosleep(&t, &t) != 0) {
+        }
+      };
+      for (pid_t p : ranks) ::kill(p, SIGSTOP);
+      ::kill(launcher, SIGSTOP);
+      pause(5000);
+      ::kill(launcher, SIGCONT);
+      pause(500);
+      for (pid_t p : ranks) ::kill(p, SIGCONT);
+      ::_exit(0);
+    }
+    int status = 0;
+    if (helper > 0) ::waitpid(helper, &status, 0);
+  });
+  auto report = Launch(spec);
+  stopper.join();
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  EXPECT_GE(report->duration_s, 5.0) << "the ranks were not stopped: the test proves nothing";
   ExpectNoProcessLeft(spec);
 }
 
