@@ -544,7 +544,6 @@ TEST_P(LauncherOnlyLocalTest, AQuietPhaseLongerThanQuietTimeoutIsAHangNamingTheP
   ExpectNoProcessLeft(spec);
 }
 
-// --launcher none: one child, this process's rank, inside the job we are in.
 // The 2026-11-27 GPU run: a rank killed by SIGSEGV took seconds to end (its CUDA context torn
 // down, 16 ranks sharing one GPU) after its sockets had closed, and its survivors' communication
 // errors were judged a harness error 3 s later. A rank whose process is ending is awaited (only
@@ -612,6 +611,7 @@ TEST_P(LauncherOnlyLocalTest, ALauncherStarvedWithItsRanksJudgesNoHang) {
   ExpectNoProcessLeft(spec);
 }
 
+// --launcher none: one child, this process's rank, inside the job we are in.
 TEST_P(LauncherOnlyLocalTest, InJobRunsOneRank) {
   LaunchSpec spec = Spec(1, {"--steps", "2", "--step-ms", "10"});
   spec.kind = LauncherKind::kNone;
