@@ -32,6 +32,10 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   for (int field = 18; field <= 21; ++field) rest >> skip;
   rest >> stat.start_time;
   if (!rest) return std::nullopt;
+  // Fields 23..51, then 52: exit_code (absent before Linux 3.5: left 0).
+  for (int field = 23; field <= 51; ++field) rest >> skip;
+  long long exit_code = 0;
+  if (rest >> exit_code) stat.exit_code = static_cast<int>(exit_code);
   stat.flags = static_cast<uint32_t>(flags);
   stat.ppid = static_cast<pid_t>(ppid);
   stat.pgid = static_cast<pid_t>(pgrp);
@@ -43,6 +47,13 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
 bool IsEnding(const ProcStat& stat) {
   constexpr uint32_t kPfExiting = 0x00000004;  // include/linux/sched.h: "getting shut down"
   return stat.state == 'Z' || stat.state == 'X' || (stat.flags & kPfExiting) != 0;
+}
+
+std::optional<int> EndingSignal(const ProcStat& stat) {
+  if (!IsEnding(stat)) return std::nullopt;
+  const int sig = stat.exit_code & 0x7f;  // as WTERMSIG: the low 7 bits, 0 for a normal exit
+  if (sig == 0 || sig == 0x7f) return std::nullopt;
+  return sig;
 }
 
 double CpuSeconds(const ProcStat& stat, bool children) {

@@ -1,6 +1,7 @@
 #include "harness/core/proc_stat.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +45,31 @@ TEST(ProcStatTest, AnUnreapedChildIsEnding) {
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_FALSE(ReadProcStat(child).has_value());
+}
+
+TEST(ProcStatTest, AnEndingProcessTellsTheSignalItDiesOf) {
+  const pid_t killed = ::fork();
+  ASSERT_GE(killed, 0);
+  if (killed == 0) {
+    for (;;) ::pause();
+  }
+  const pid_t exited = ::fork();
+  ASSERT_GE(exited, 0);
+  if (exited == 0) ::_exit(3);
+  ASSERT_EQ(::kill(killed, SIGTERM), 0);
+  const auto zombie = [](const ProcStat& s) { return s.state == 'Z'; };
+  const std::optional<ProcStat> by_signal = WaitFor(killed, zombie);
+  const std::optional<ProcStat> by_exit = WaitFor(exited, zombie);
+  ASSERT_TRUE(by_signal.has_value() && by_exit.has_value());
+  EXPECT_EQ(EndingSignal(*by_signal), SIGTERM) << "exit_code " << by_signal->exit_code;
+  EXPECT_EQ(EndingSignal(*by_exit), std::nullopt) << "exit_code " << by_exit->exit_code;
+  EXPECT_EQ(by_exit->exit_code, 3 << 8);
+  const std::optional<ProcStat> running = ReadProcStat(::getpid());
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(EndingSignal(*running), std::nullopt);
+  int status = 0;
+  EXPECT_EQ(::waitpid(killed, &status, 0), killed);
+  EXPECT_EQ(::waitpid(exited, &status, 0), exited);
 }
 
 // The shape of a rank killed by a signal whose end takes seconds: its leader is done, another of

@@ -197,6 +197,7 @@ class LaunchRun {
   std::optional<LaunchEnding> ending_;
   std::vector<int> failed_ranks_;     // ranks that died on their own
   std::vector<int> ending_ranks_;     // ranks whose process was seen ending, without a footer
+  std::map<int, int> ending_signals_;  // of those, the signal each was seen ending by
   std::vector<bool> still_running_;   // per rank, when the launcher ended the job
   Clock::time_point last_progress_;
   std::optional<Clock::time_point> started_at_;  // when the last rank finished start-up
@@ -537,14 +538,20 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
     }
   }
   if (died.empty()) {
-    // No death was reported, but a rank's process was seen ending (killed by a signal, its end
-    // slow) when its peers' collectives failed, and had not been reaped when the launch ended
-    // (kEndingRankWindowS).
+    // No death was reported, but a rank's process was seen ending (its end slow: a core dump, a
+    // GPU context torn down) when its peers' collectives failed: a job launcher named a survivor
+    // first and stopped the job, or the rank had not been reaped when the launch ended.
     for (int r : ending_ranks_) {
       if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end() || watcher_.rank(r).footer) continue;
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
-      e.note = "its process was ending (killed by a signal?) when its peers' collectives failed; how it ended was "
-               "not seen";
+      const auto sig = ending_signals_.find(r);
+      if (sig != ending_signals_.end() && !e.signal) e.signal = sig->second;
+      e.note = (sig != ending_signals_.end() ? "killed by signal " + std::to_string(sig->second) + " (" +
+                                                   SignalName(sig->second) + "), seen as its process ended"
+                                             : std::string("its process was seen ending")) +
+               " as its peers' collectives failed; " +
+               (IsDirect() ? std::string("it had not ended when the launch did")
+                           : std::string(ToString(spec_.kind)) + " named a peer first");
       died.push_back(r);
     }
   }
@@ -629,8 +636,15 @@ bool LaunchRun::SomeRankIsEnding() {
     if (!pid) continue;
     const std::optional<ProcStat> stat = ReadProcStat(*pid);
     if (!stat || !IsEnding(*stat)) continue;
+    const std::optional<int> sig = EndingSignal(*stat);
+    // Under a job launcher, a rank it stops (after a survivor's exit) ends by its signals: that
+    // rank is no cause. Where lockstep started the ranks, it sends none before the launch ends.
+    if (!IsDirect() && sig && (*sig == SIGTERM || *sig == SIGKILL || *sig == SIGINT || *sig == SIGHUP)) continue;
     any = true;
-    if (std::find(ending_ranks_.begin(), ending_ranks_.end(), r) == ending_ranks_.end()) ending_ranks_.push_back(r);
+    if (std::find(ending_ranks_.begin(), ending_ranks_.end(), r) == ending_ranks_.end()) {
+      ending_ranks_.push_back(r);
+      if (sig) ending_signals_[r] = *sig;
+    }
   }
   return any;
 }
@@ -750,9 +764,9 @@ void LaunchRun::Watch() {
       if (!communication_error_at_) communication_error_at_ = Clock::now();
     }
   }
-  // Only where lockstep started the ranks itself: under a job launcher a rank it stops after a
-  // survivor's exit is ending too, and could not be told from a rank that was dying before.
-  const bool some_rank_ending = IsDirect() && communication_error_at_ && SomeRankIsEnding();
+  // Looked at on every pass, before the launcher's own news: a job launcher may stop a dying rank
+  // once a survivor exits, and then only an earlier look saw that it was dying first.
+  const bool some_rank_ending = SomeRankIsEnding();
   if (IsDirect()) {
     CheckDirectRanks();
   } else {
