@@ -356,7 +356,7 @@ void LaunchRun::CheckDirectRanks() {
   if (!failed_ranks_.empty()) {
     // Survivors that exited on a communication error while a peer still runs wait for Watch's
     // window: the peer may be dying (its sockets close before its process can be reaped).
-    watcher_.Poll();
+    if (watcher_.Poll()) last_progress_ = Clock::now();
     if (all_ended || !OnlyCommunicationEchoesFailed()) ending_ = LaunchEnding::kCrash;
   } else if (all_ended) {
     ending_ = LaunchEnding::kClean;
@@ -389,6 +389,14 @@ void LaunchRun::CheckVanishedRanks() {
   if (vanished_at_) {
     const double window_s = ReportWindowS();
     if (SecondsSince(*vanished_at_) < window_s) return;
+    // A footer read since (see below) means the rank finished: it did not vanish.
+    vanished_ranks_.erase(std::remove_if(vanished_ranks_.begin(), vanished_ranks_.end(),
+                                         [&](int r) { return watcher_.rank(r).footer; }),
+                          vanished_ranks_.end());
+    if (vanished_ranks_.empty()) {
+      vanished_at_.reset();
+      return;
+    }
     const char* launcher = ToString(spec_.kind);
     for (int r : vanished_ranks_) {
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
@@ -399,11 +407,19 @@ void LaunchRun::CheckVanishedRanks() {
     ending_ = LaunchEnding::kCrash;
     return;
   }
+  bool read_again = false;
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
     // Only a process on this host can be looked up in our /proc.
     if (!p.pid || p.footer || p.host.empty() || p.host != hostname_) continue;
-    if (!IsAlive(static_cast<pid_t>(*p.pid))) vanished_ranks_.push_back(r);
+    if (IsAlive(static_cast<pid_t>(*p.pid))) continue;
+    // The trace was read before the process was looked up: a rank that wrote its footer and
+    // exited in between has it in the file now (a rank writes it before it exits).
+    if (!read_again) {
+      if (watcher_.Poll()) last_progress_ = Clock::now();
+      read_again = true;
+    }
+    if (!p.footer) vanished_ranks_.push_back(r);
   }
   if (!vanished_ranks_.empty()) vanished_at_ = Clock::now();
 }
