@@ -27,6 +27,7 @@
 #include "harness/trace/world_settings.h"
 #include "probe/probe_session.h"
 #include "probe/recording_process_group.h"
+#include "probe/work_completion.h"
 
 namespace py = pybind11;
 
@@ -221,6 +222,19 @@ PYBIND11_MODULE(_lockstep_probe, m) {
     (void)sink;
     return std::make_pair(wall, cpu);
   });
+  // At exit (probe.py's _let_go): the works the recording backend held go here, on the main
+  // thread while Python still runs, once their backends' workers let go of them
+  // (work_completion.h). Returns whether every worker had let go within `timeout_s`.
+  m.def("let_go_of_works", [](double timeout_s) {
+    bool unshared = false;
+    {
+      py::gil_scoped_release no_gil;  // a worker letting go may need the GIL
+      unshared = WaitUntilWorksAreUnshared(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+    }
+    LetGoOfAllWorks();
+    return unshared;
+  }, py::arg("timeout_s"));
+  m.def("held_work_count", [] { return HeldWorkCount(); });
   m.def("is_recording_group", [](const c10::intrusive_ptr<WrappedGroup>& g) {
     return dynamic_cast<RecordingProcessGroup*>(g.get()) != nullptr;
   });

@@ -134,6 +134,10 @@ WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
   WhenWorkEnds(work, [session, group = group_, seq] {
     if (auto s = session.lock()) s->CollectiveEnded(group, seq);
   });
+  // The works of earlier collectives that no one else holds now go, on the caller's thread;
+  // this one is held until then (work_completion.h: a backend's worker must not drop it last).
+  LetGoOfUnsharedWorks();
+  HoldWork(work);
   return work;
 }
 

@@ -290,6 +290,13 @@ def _let_go():
     forget_groups()
     with st.lock:
         st.optimizers.clear()
+    # The works of the last collectives, held by the recording backend so that no backend worker
+    # thread drops one last during the interpreter's finalization (work_completion.h: SIGABRT at
+    # exit, one run in three of examples/accelerate_test_script.py), go here.
+    try:
+        _ext().let_go_of_works(10.0)
+    except Exception as e:  # noqa: BLE001 -- at exit nothing may escape
+        _fail(e)
 
 
 # What a c10d backend says when the other end of a collective went away (gloo's TCP pairs, NCCL's
