@@ -25,9 +25,9 @@
 #include "harness/trace/read_yardstick.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
+#include "probe/held_works.h"
 #include "probe/probe_session.h"
 #include "probe/recording_process_group.h"
-#include "probe/work_completion.h"
 
 namespace py = pybind11;
 
@@ -224,7 +224,7 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   });
   // At exit (probe.py's _let_go): the works the recording backend held go here, on the main
   // thread while Python still runs, once their backends' workers let go of them
-  // (work_completion.h). Returns whether every worker had let go within `timeout_s`.
+  // (held_works.h). Returns whether every worker had let go within `timeout_s`.
   m.def("let_go_of_works", [](double timeout_s) {
     bool unshared = false;
     {
@@ -234,7 +234,6 @@ PYBIND11_MODULE(_lockstep_probe, m) {
     LetGoOfAllWorks();
     return unshared;
   }, py::arg("timeout_s"));
-  m.def("held_work_count", [] { return HeldWorkCount(); });
   m.def("is_recording_group", [](const c10::intrusive_ptr<WrappedGroup>& g) {
     return dynamic_cast<RecordingProcessGroup*>(g.get()) != nullptr;
   });

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "harness/trace/dtype_name.h"
+#include "probe/held_works.h"
 #include "probe/work_completion.h"
 
 namespace lockstep::probe {
@@ -135,7 +136,7 @@ WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
     if (auto s = session.lock()) s->CollectiveEnded(group, seq);
   });
   // The works of earlier collectives that no one else holds now go, on the caller's thread;
-  // this one is held until then (work_completion.h: a backend's worker must not drop it last).
+  // this one is held until then (held_works.h: a backend's worker must not drop it last).
   LetGoOfUnsharedWorks();
   HoldWork(work);
   return work;

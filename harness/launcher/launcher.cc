@@ -156,7 +156,7 @@ class LaunchRun {
   std::optional<pid_t> LocalPid(int r) const;
   std::string DescribeStall() const;
   // Whether a rank without a footer has a process on this host that is ending (IsEnding); each
-  // such rank is remembered in ending_ranks_.
+  // such rank is remembered in ending_ranks_, with its signal.
   bool SomeRankIsEnding();
   // The launcher did not run for `unobserved_s` (kStarvedAfterS): the windows that wait for
   // something to show (progress, a peer's death, a launcher's report) are moved by as much.
@@ -196,8 +196,8 @@ class LaunchRun {
   std::vector<bool> ended_;
   std::optional<LaunchEnding> ending_;
   std::vector<int> failed_ranks_;     // ranks that died on their own
-  std::vector<int> ending_ranks_;     // ranks whose process was seen ending, without a footer
-  std::map<int, int> ending_signals_;  // of those, the signal each was seen ending by
+  // Ranks whose process was seen ending without a footer, and the signal it ended by where seen.
+  std::map<int, std::optional<int>> ending_ranks_;
   std::vector<bool> still_running_;   // per rank, when the launcher ended the job
   Clock::time_point last_progress_;
   std::optional<Clock::time_point> started_at_;  // when the last rank finished start-up
@@ -557,14 +557,12 @@ bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
     // No death was reported, but a rank's process was seen ending (its end slow: a core dump, a
     // GPU context torn down) when its peers' collectives failed: a job launcher named a survivor
     // first and stopped the job, or the rank had not been reaped when the launch ended.
-    for (int r : ending_ranks_) {
+    for (const auto& [r, sig] : ending_ranks_) {
       if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end() || watcher_.rank(r).footer) continue;
       RankExit& e = report_.ranks[static_cast<size_t>(r)];
-      const auto sig = ending_signals_.find(r);
-      if (sig != ending_signals_.end() && !e.signal) e.signal = sig->second;
-      e.note = (sig != ending_signals_.end() ? "killed by signal " + std::to_string(sig->second) + " (" +
-                                                   SignalName(sig->second) + "), seen as its process ended"
-                                             : std::string("its process was seen ending")) +
+      if (sig && !e.signal) e.signal = *sig;
+      e.note = (sig ? "killed by signal " + std::to_string(*sig) + " (" + SignalName(*sig) + "), seen as its process ended"
+                    : std::string("its process was seen ending")) +
                " as its peers' collectives failed; " +
                (IsDirect() ? std::string("it had not ended when the launch did")
                            : std::string(ToString(spec_.kind)) + " named a peer first");
@@ -657,10 +655,7 @@ bool LaunchRun::SomeRankIsEnding() {
     // rank is no cause. Where lockstep started the ranks, it sends none before the launch ends.
     if (!IsDirect() && sig && (*sig == SIGTERM || *sig == SIGKILL || *sig == SIGINT || *sig == SIGHUP)) continue;
     any = true;
-    if (std::find(ending_ranks_.begin(), ending_ranks_.end(), r) == ending_ranks_.end()) {
-      ending_ranks_.push_back(r);
-      if (sig) ending_signals_[r] = *sig;
-    }
+    ending_ranks_.emplace(r, sig);  // the first look's signal stays
   }
   return any;
 }

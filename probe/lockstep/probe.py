@@ -291,7 +291,7 @@ def _let_go():
     with st.lock:
         st.optimizers.clear()
     # The works of the last collectives, held by the recording backend so that no backend worker
-    # thread drops one last during the interpreter's finalization (work_completion.h: SIGABRT at
+    # thread drops one last during the interpreter's finalization (held_works.h: SIGABRT at
     # exit, one run in three of examples/accelerate_test_script.py), go here. A worker lets go
     # microseconds after a work ends; the wait is bounded because a program may itself hold a
     # Work until exit (an async_op handle in a global), which no wait would see released.
