@@ -23,7 +23,8 @@
 #   --check-timeout SECONDS  wall-clock limit of each check (default 420); one that runs over
 #                  fails with that reason and the next check runs
 # The checks, each an entry of docs/gpu-results.json:
-#   digest            CUDA digest bit-identical to the CPU on odd sizes and offsets (ctest -L gpu)
+#   digest            CUDA digest bit-identical to the CPU on odd sizes and offsets, and the norms'
+#                     sums of squares to the CPU's definition (ctest -L gpu)
 #   digest_bandwidth  digest of 1 and 4 GiB against a device-to-device copy (target x_copy >= 0.8)
 #   sdpa              SDPA (flash kernel on CUDA) against naive attention, bf16 and fp32, fwd+bwd
 #   nccl              the NCCL communicator, one rank per GPU (np 1; np 2 needs two GPUs)
@@ -441,7 +442,9 @@ digest_gpu_tests="CudaDigestTest.MatchesCpuOnOddSizes CudaDigestTest.DtypeAndSha
   CudaDigestTest.OnAStreamAfterQueuedWork CudaDigestTest.HostPointerIsAnError
   CudaDigestTest.NullPointerWithBytesIsAnError CudaDigestTest.ManyBuffersInOneLaunch
   CudaTensorDigestTest.DeviceTensorsDigestLikeTheirCpuCopies CudaTensorDigestTest.ViewsAndDtypesOnTheDevice
-  CudaTensorDigestTest.RecordOfADeviceTensor CudaTensorDigestTest.OneBatchForAStepEqualsThePerTensorPath"
+  CudaTensorDigestTest.RecordOfADeviceTensor CudaTensorDigestTest.OneBatchForAStepEqualsThePerTensorPath
+  CudaDigestTest.SquareSumsAreTheCpuDefinitionBitForBit CudaDigestTest.SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused
+  CudaTensorDigestTest.NormsAreTheCpuCopysBitForBit"
 sdpa_gpu_tests="AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda"
 staging_gpu_tests="HostStagingCommunicatorCudaTest.CudaTensorsReachTheBackendOnlyInHostMemory"
 probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice"
@@ -452,7 +455,7 @@ if want digest && needs digest cuda_digest_test digest_kernel_test; then
   # gtest_discover_tests names each test Suite.Name: the suites of the three digest test programs;
   # the GPU ones are named, so that a selection of the CPU ones alone cannot pass.
   run_ctest digest ctest-digest.log "$digest_gpu_tests" \
-    -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest)\.'
+    -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest|ChunkSquaresLogicTest)\.'
 fi
 
 if want digest_bandwidth && needs digest_bandwidth lockstep-bench; then

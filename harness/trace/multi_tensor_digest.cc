@@ -39,19 +39,27 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
 #if LOCKSTEP_HAVE_CUDA_DIGEST
   if (tensor.defined() && tensor.is_cuda()) {
     // Left on the device for Run's batch. As DigestTensor does, a view is made contiguous on the
-    // device first (kept alive in copies_ until Run); the norm is queued, as TensorL2Norm computes
-    // it, in float64 (a complex tensor's float32 norm widens exactly).
-    torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
+    // device first (kept alive in copies_ until Run); a tensor that is contiguous already (every
+    // tensor of a trainer's state) is read where it is, with no LibTorch op: each costs host time
+    // per tensor per step. The norms of dtypes other than float32/float64 are queued, as
+    // TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens exactly).
+    const bool in_place =
+        tensor.layout() == torch::kStrided && tensor.is_contiguous() && !tensor.is_conj() && !tensor.is_neg();
+    const torch::Tensor t = in_place ? tensor : tensor.detach().resolve_conj().resolve_neg().contiguous();
     e.norm_kind = Norm::kDevice;
     e.device = t.get_device();
     e.data = static_cast<const unsigned char*>(t.const_data_ptr());
     e.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     e.seed = SeedFor(i, t.scalar_type(), t.sizes(), e.nbytes);
-    if (t.numel() > 0) {
+    if (t.scalar_type() == c10::ScalarType::Float) {
+      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat32);  // summed in Run's batch, as TensorL2Norm on the device
+    } else if (t.scalar_type() == c10::ScalarType::Double) {
+      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat64);
+    } else if (t.numel() > 0) {
       device_norms_.push_back(L2NormTensor(tensor).to(torch::kDouble));
       e.device_norm = static_cast<int64_t>(device_norms_.size()) - 1;
     }
-    copies_.push_back(std::move(t));
+    if (!in_place) copies_.push_back(t);
     entries_.push_back(e);
     return;
   }
@@ -150,11 +158,11 @@ Status MultiTensorDigest::RunOnDevice() {
     norms.clear();
     for (const Entry& e : entries_) {
       if (e.norm_kind != Norm::kDevice || e.device != device) continue;
-      buffers.push_back(DeviceBuffer{e.data, e.nbytes});
+      buffers.push_back(DeviceBuffer{e.data, e.nbytes, static_cast<cuda_digest::SquaredAs>(e.squares)});
       if (e.device_norm >= 0) norms.push_back(device_norms_[static_cast<size_t>(e.device_norm)]);
     }
     // On the device's legacy default stream, as DigestTensor: after what the trainer queued there.
-    Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, device, /*stream=*/nullptr);
+    Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, device, /*stream=*/nullptr, &square_sums_);
     LOCKSTEP_RETURN_IF_ERROR(chunks.status());
     torch::Tensor host;
     if (!norms.empty()) {
@@ -173,6 +181,12 @@ Status MultiTensorDigest::RunOnDevice() {
       const size_t count = std::max<size_t>(1, (e.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
       if (at + count > chunks->size()) return InternalError("CUDA digest: fewer chunk digests than chunks");
       e.digest = CombineChunkDigestsWithSeed(chunks->data() + at, count, e.seed);
+      if (static_cast<cuda_digest::SquaredAs>(e.squares) != cuda_digest::SquaredAs::kNone) {
+        // The chunks' sums in order, as TensorL2Norm adds them (an empty tensor's norm is 0).
+        double sum = 0.0;
+        for (size_t c = 0; c < count; ++c) sum += square_sums_[at + c];
+        e.norm = std::sqrt(sum);
+      }
       at += count;
       if (e.device_norm >= 0) e.norm = host.const_data_ptr<double>()[norm_at++];
     }

@@ -14,11 +14,12 @@
 // dtypes other than float32/float64, come from TensorL2Norm in Add(), so that they are the same
 // bits as the per-tensor path's (LibTorch's own reduction there).
 //
-// CUDA tensors, where the build has the CUDA digest (harness/trace/cuda), stay on the device: Add()
-// queues their norms (LibTorch's reduction, as TensorL2Norm) and Run() digests all of them in one
-// kernel launch per device (DigestDeviceChunks) and reads all their norms with one copy per
-// device, instead of a launch, a copy and a synchronization per tensor and per norm. Same bits as
-// DigestTensor/TensorL2Norm.
+// CUDA tensors, where the build has the CUDA digest (harness/trace/cuda), stay on the device: Run()
+// digests all of them in one kernel launch per device and sums the squares of all the float32 and
+// float64 ones in one more (DigestDeviceChunks), and reads everything back with one copy per
+// device, instead of a launch, a copy and a synchronization per tensor and per norm. The norms of
+// other dtypes are queued in Add() (LibTorch's reduction, as TensorL2Norm) and read with one copy.
+// Same bits as DigestTensor/TensorL2Norm.
 #pragma once
 
 #include <torch/types.h>
@@ -69,8 +70,11 @@ class MultiTensorDigest {
     Norm norm_kind = Norm::kDone;
     Digest128 digest;
     double norm = 0.0;
-    int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: empty, norm 0)
+    int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: none)
     int device = -1;           // kDevice: the CUDA device's index
+    // kDevice float32/float64: a cuda_digest::SquaredAs, the squares summed in Run's batch (the
+    // same layout in every build: this header does not depend on CUDA).
+    uint8_t squares = 0;
   };
 
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.
@@ -88,7 +92,8 @@ class MultiTensorDigest {
   std::vector<torch::Tensor> copies_;  // host-contiguous copies of the tensors not readable in place
   std::vector<Digest128> chunks_;     // the chunk digests of a tensor over 1 MiB
   std::string descriptor_;
-  std::vector<torch::Tensor> device_norms_;  // kDevice entries' norms, queued on the device
+  std::vector<torch::Tensor> device_norms_;  // kDevice entries' norms, queued on the device (not float32/64)
+  std::vector<double> square_sums_;          // the device batch's chunk sums of squares
 
   Status RunOnDevice();
 };

@@ -107,6 +107,21 @@ double TensorL2Norm(const torch::Tensor& tensor) {
       return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<double>(), n));
     }
   }
+#if LOCKSTEP_HAVE_CUDA_DIGEST
+  if (tensor.is_cuda() && (tensor.scalar_type() == c10::ScalarType::Float || tensor.scalar_type() == c10::ScalarType::Double)) {
+    // Summed on the device in the order above (harness/trace/cuda/chunk_squares.cuh): the same bits
+    // as the CPU copy's norm, and as MultiTensorDigest's batch.
+    torch::Tensor t = tensor.detach().resolve_neg().contiguous();
+    const bool f64 = t.scalar_type() == c10::ScalarType::Double;
+    const DeviceBuffer buffer{t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
+                              f64 ? cuda_digest::SquaredAs::kFloat64 : cuda_digest::SquaredAs::kFloat32};
+    Result<std::vector<double>> sums = SquareSumDeviceChunks(buffer, t.get_device(), /*stream=*/nullptr);
+    TORCH_CHECK(sums.ok(), sums.status().ToString());
+    double total = 0.0;
+    for (const double s : *sums) total += s;
+    return std::sqrt(total);
+  }
+#endif
   return L2NormTensor(tensor).item<double>();
 }
 

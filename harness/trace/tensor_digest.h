@@ -30,10 +30,13 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
 // hundreds of tensors; docs/PERFORMANCE.md). `tensor` must be defined (any device).
 bool ReadableInPlace(const torch::Tensor& tensor);
 
-// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
+// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate). Float32
+// and float64 values are summed as SumOfSquares defines (sum_of_squares.h), chunk by chunk: for a
+// contiguous CPU tensor in place, and for a CUDA tensor (any layout, made contiguous) on the device
+// where the build has the CUDA digest, with the same bits as its contiguous CPU copy.
 double TensorL2Norm(const torch::Tensor& tensor);
 
-// TensorL2Norm's LibTorch path (every tensor but a contiguous float32/float64 one on the CPU) as
+// TensorL2Norm's LibTorch path (every other tensor: other dtypes, CPU views) as
 // a 0-d tensor on the tensor's device, not yet read: a caller reads the norms of many device
 // tensors with one copy (MultiTensorDigest). `tensor` is defined and not empty.
 torch::Tensor L2NormTensor(const torch::Tensor& tensor);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/trace/cuda/chunk_squares.cuh"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -27,6 +28,9 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
 struct DeviceBuffer {
   const void* data = nullptr;  // may be null when nbytes is 0
   size_t nbytes = 0;
+  // float32 or float64 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
+  // norm's order (chunk_squares.cuh); `data` must then be aligned to the value's size.
+  cuda_digest::SquaredAs squares = cuda_digest::SquaredAs::kNone;
 };
 
 // Level 1 of the digests of many buffers in one kernel launch (one thread block per chunk of every
@@ -38,8 +42,19 @@ struct DeviceBuffer {
 // digest, bit-identical to DigestDeviceBuffer's. Every buffer must be on CUDA device `device`;
 // the work runs there (the caller's current device is restored), queued on `stream` (a stream of
 // that device; null: its legacy default stream). Returns when done.
+// With `chunk_square_sums`, the buffers marked `squares` also have each chunk's sum of squares
+// computed (one more launch, one warp per chunk), as SumOfSquares of the chunk's values on the CPU,
+// bit for bit: `chunk_square_sums` gets one entry per chunk, at the digests' positions (0 for the
+// chunks of the other buffers). Adding a buffer's entries in order, from 0, gives the sum behind
+// its L2 norm, as TensorL2Norm adds on the CPU.
 Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
-                                                  cudaStream_t stream);
+                                                  cudaStream_t stream,
+                                                  std::vector<double>* chunk_square_sums = nullptr);
+
+// Only the sums of squares of one buffer's chunks (`buffer.squares` must say float32 or float64),
+// as DigestDeviceChunks computes them, without hashing: TensorL2Norm of a CUDA tensor. Empty for an
+// empty buffer.
+Result<std::vector<double>> SquareSumDeviceChunks(const DeviceBuffer& buffer, int device, cudaStream_t stream);
 
 // Whether a CUDA device can be used from this process; `why` says why not when it cannot.
 bool CudaDeviceAvailable(std::string* why);

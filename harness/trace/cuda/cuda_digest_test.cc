@@ -6,12 +6,16 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <utility>
 #include <string>
 #include <vector>
 
 #include "harness/trace/digest.h"
+#include "harness/trace/sum_of_squares.h"
 
 namespace lockstep {
 namespace {
@@ -127,6 +131,91 @@ TEST_F(CudaDigestTest, ManyBuffersInOneLaunch) {
   Result<std::vector<Digest128>> bad = DigestDeviceChunks(buffers, Device(), nullptr);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+uint64_t Bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// Values around 1 over a few orders of magnitude: a sum in another order rounds differently.
+template <typename T>
+std::vector<T> SpreadValues(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(rng), exponent(rng)));
+  return v;
+}
+
+// The norm kernel on the device against the CPU's definition (SumOfSquares of each 1 MiB chunk),
+// bit for bit, with the digests of the same launch still right, for float32 and float64 buffers
+// beside an unmarked one, and through SquareSumDeviceChunks alone.
+template <typename T>
+void ExpectDeviceSquareSumsLikeTheCpu(cuda_digest::SquaredAs as, uint32_t seed) {
+  const size_t per_chunk = kMiB / sizeof(T);
+  const std::vector<size_t> counts = {1, 31, 33, 1000, per_chunk, 3 * per_chunk + 5};
+  size_t total = 0;
+  for (size_t n : counts) total += n;
+  const std::vector<T> host = SpreadValues<T>(total, seed);
+  DeviceMemory device(total * sizeof(T));
+  ASSERT_TRUE(device.ok);
+  ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), total * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  std::vector<lockstep::DeviceBuffer> buffers;
+  size_t at = 0;
+  for (size_t n : counts) {
+    buffers.push_back(lockstep::DeviceBuffer{static_cast<const T*>(device.ptr) + at, n * sizeof(T), as});
+    at += n;
+  }
+  buffers.push_back(lockstep::DeviceBuffer{device.ptr, 4096});  // unmarked: digested, not summed
+  std::vector<double> sums;
+  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, Device(), nullptr, &sums);
+  ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
+  ASSERT_EQ(sums.size(), chunks->size());
+  size_t chunk = 0;
+  at = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const size_t n = counts[i];
+    SCOPED_TRACE(std::to_string(sizeof(T)) + "-byte values, " + std::to_string(n));
+    const std::vector<int64_t> shape = {static_cast<int64_t>(n * sizeof(T))};
+    const size_t count = (n * sizeof(T) + kMiB - 1) / kMiB;
+    EXPECT_EQ(CombineChunkDigests(chunks->data() + chunk, count, DigestDescriptor("uint8", shape.data(), 1, n * sizeof(T))),
+              DigestBytes(host.data() + at, n * sizeof(T), "uint8", shape));
+    Result<std::vector<double>> alone = SquareSumDeviceChunks(buffers[i], Device(), nullptr);
+    ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+    ASSERT_EQ(alone->size(), count);
+    for (size_t c = 0; c < count; ++c) {
+      const double want = SumOfSquares(host.data() + at + c * per_chunk, std::min(per_chunk, n - c * per_chunk));
+      EXPECT_EQ(Bits(sums[chunk + c]), Bits(want)) << "chunk " << c << ": " << sums[chunk + c] << " vs " << want;
+      EXPECT_EQ(Bits((*alone)[c]), Bits(want)) << "chunk " << c << " alone";
+    }
+    chunk += count;
+    at += n;
+  }
+  EXPECT_EQ(sums[chunk], 0.0) << "the unmarked buffer's chunk";
+}
+
+TEST_F(CudaDigestTest, SquareSumsAreTheCpuDefinitionBitForBit) {
+  ExpectDeviceSquareSumsLikeTheCpu<float>(cuda_digest::SquaredAs::kFloat32, 31);
+  ExpectDeviceSquareSumsLikeTheCpu<double>(cuda_digest::SquaredAs::kFloat64, 32);
+}
+
+TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {
+  DeviceMemory device(4096);
+  ASSERT_TRUE(device.ok);
+  const auto* base = static_cast<const uint8_t*>(device.ptr);
+  std::vector<double> sums;
+  Result<std::vector<Digest128>> misaligned =
+      DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr, &sums);
+  ASSERT_FALSE(misaligned.ok());
+  EXPECT_EQ(misaligned.status().code(), StatusCode::kInvalidArgument) << misaligned.status().ToString();
+  Result<std::vector<double>> unmarked = SquareSumDeviceChunks(lockstep::DeviceBuffer{base, 800}, Device(), nullptr);
+  ASSERT_FALSE(unmarked.ok());
+  EXPECT_EQ(unmarked.status().code(), StatusCode::kInvalidArgument);
+  // Without the sums asked for, the same misaligned buffer is only digested.
+  EXPECT_TRUE(DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr).ok());
 }
 
 TEST_F(CudaDigestTest, HostPointerIsAnError) {

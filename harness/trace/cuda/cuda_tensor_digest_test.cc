@@ -48,13 +48,34 @@ TEST_F(CudaTensorDigestTest, RecordOfADeviceTensor) {
   Result<TensorRecord> r = MakeTensorRecord("w", TensorKind::kParam, cpu.to(torch::kCUDA));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->digest, DigestTensor(cpu));
-  EXPECT_NEAR(r->norm, TensorL2Norm(cpu), 1e-9 * TensorL2Norm(cpu));
+  EXPECT_EQ(r->norm, TensorL2Norm(cpu));  // summed on the device in the CPU's order
 }
 
 uint64_t NormBits(double v) {
   uint64_t b;
   std::memcpy(&b, &v, sizeof b);
   return b;
+}
+
+// A float32/float64 CUDA tensor's norm is summed on the device in the CPU's order: the same bits as
+// the norm of its contiguous CPU copy, whatever its size (one chunk or several) or layout.
+TEST_F(CudaTensorDigestTest, NormsAreTheCpuCopysBitForBit) {
+  torch::manual_seed(7);
+  for (const auto dtype : {torch::kFloat32, torch::kFloat64}) {
+    const torch::Tensor big = torch::randn({(3 << 20) + 11}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA));
+    const std::vector<torch::Tensor> list = {
+        torch::randn({1}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA)),
+        torch::randn({1000}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA)) * 1e3,
+        big,
+        big.narrow(0, 3, (1 << 18) + 5),
+        torch::randn({300, 500}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA)).t(),
+        torch::empty({0}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA)),
+    };
+    for (size_t i = 0; i < list.size(); ++i) {
+      SCOPED_TRACE(std::string(c10::toString(dtype)) + " tensor " + std::to_string(i));
+      EXPECT_EQ(NormBits(TensorL2Norm(list[i])), NormBits(TensorL2Norm(list[i].cpu().contiguous())));
+    }
+  }
 }
 
 // A step's capture of device tensors (MultiTensorDigest: one kernel launch for all digests, one

@@ -1,13 +1,16 @@
 // The CUDA digest: a kernel for level 1 (one thread block per 1 MiB chunk; the split is described
-// in digest_kernel.cuh) and the host API of cuda_digest.h around it.
+// in digest_kernel.cuh), one for the norms' sums of squares (one warp per chunk, chunk_squares.cuh),
+// and the host API of cuda_digest.h around them.
 #include "harness/trace/cuda/cuda_digest.h"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "harness/trace/cuda/chunk_squares.cuh"
 #include "harness/trace/cuda/digest_kernel.cuh"
 #include "harness/trace/digest.h"
 
@@ -117,6 +120,19 @@ __global__ void __launch_bounds__(kThreadsPerChunk) ChunkTableKernel(const Chunk
   }
 }
 
+// One warp per task: the chunk's sum of squares in the norm's order (chunk_squares.cuh), lane L
+// being partial sum L; lane 0 combines the 32 as the CPU's Total does.
+__global__ void __launch_bounds__(kSquareLanes) ChunkSquaresKernel(const SquareTask* tasks, double* out) {
+  __shared__ double lanes[kSquareLanes];
+  const SquareTask task = tasks[blockIdx.x];
+  const int lane = static_cast<int>(threadIdx.x);
+  lanes[lane] = task.as == SquaredAs::kFloat64
+                    ? LaneSquareSum(reinterpret_cast<const double*>(task.data), task.count, lane)
+                    : LaneSquareSum(reinterpret_cast<const float*>(task.data), task.count, lane);
+  __syncthreads();
+  if (lane == 0) out[blockIdx.x] = PairwiseTotal(lanes);
+}
+
 Status CudaStatus(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return Status::Ok();
   return InternalError(std::string("CUDA digest: ") + call + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
@@ -218,45 +234,133 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
   return CombineChunkDigests(digests, DigestDescriptor(dtype, shape.data(), shape.size(), nbytes));
 }
 
-Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
-                                                  cudaStream_t stream) {
-  using cuda_digest::CudaStatus;
-  // On the buffers' device: a kernel on another one could not read them (without peer access).
-  int previous = 0;
-  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
-  if (previous != device) LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-  struct Restore {
-    ~Restore() {
-      if (from != to) cudaSetDevice(to);
-    }
-    int from, to;
-  } restore{device, previous};
-  std::vector<cuda_digest::ChunkTask> tasks;
-  for (const DeviceBuffer& b : buffers) {
-    LOCKSTEP_RETURN_IF_ERROR(cuda_digest::CheckDevicePointer(b.data, b.nbytes));
-    cuda_digest::AppendChunkTasks(static_cast<const uint8_t*>(b.data), b.nbytes, tasks);
-  }
-  if (tasks.empty()) return std::vector<Digest128>{};
-  if (tasks.size() > 0x7fffffffULL) return InvalidArgumentError("CUDA digest: too many chunks for one grid");
+namespace cuda_digest {
+namespace {
 
-  // One allocation: the task table, then the output (both 8-byte aligned: a task is 16 bytes).
-  const size_t table_bytes = tasks.size() * sizeof(cuda_digest::ChunkTask);
+// On `device` for the life of the object; the caller's device is restored after (a kernel on
+// another device could not read the buffers without peer access).
+class OnDevice {
+ public:
+  OnDevice() = default;
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+  ~OnDevice() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  Status Enter(int device) {
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_), "cudaGetDevice"));
+    if (previous_ == device) return Status::Ok();
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+    switched_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
+Status CheckSquaredBuffer(const DeviceBuffer& b) {
+  if (b.squares == SquaredAs::kNone || b.nbytes == 0) return Status::Ok();
+  const size_t size = ValueBytes(b.squares);
+  if (reinterpret_cast<uintptr_t>(b.data) % size != 0 || b.nbytes % size != 0) {
+    return InvalidArgumentError("CUDA digest: a buffer of " + std::to_string(size) + "-byte values at " +
+                                std::to_string(reinterpret_cast<uintptr_t>(b.data)) + " with " +
+                                std::to_string(b.nbytes) + " bytes is not aligned to its values");
+  }
+  return Status::Ok();
+}
+
+// Both kernels over `buffers`: the chunk digests when `digests` is given, the chunk square sums of
+// the buffers marked `squares` when `square_sums` is given (one entry per chunk of every buffer when
+// digested too, else one per chunk of the marked buffers). One allocation, the tables copied in,
+// the results copied back with one copy, one synchronization.
+Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cudaStream_t stream,
+                       std::vector<Digest128>* digests, std::vector<double>* square_sums) {
+  OnDevice on;
+  LOCKSTEP_RETURN_IF_ERROR(on.Enter(device));
+  std::vector<ChunkTask> tasks;
+  std::vector<SquareTask> square_tasks;
+  std::vector<size_t> square_at;  // square task k's position in *square_sums
+  for (const DeviceBuffer& b : buffers) {
+    LOCKSTEP_RETURN_IF_ERROR(CheckDevicePointer(b.data, b.nbytes));
+    const auto* data = static_cast<const uint8_t*>(b.data);
+    const size_t first_chunk = digests ? tasks.size() : square_tasks.size();
+    if (digests) AppendChunkTasks(data, b.nbytes, tasks);
+    if (square_sums) {
+      LOCKSTEP_RETURN_IF_ERROR(CheckSquaredBuffer(b));
+      const size_t before = square_tasks.size();
+      AppendSquareTasks(data, b.nbytes, b.squares, square_tasks);
+      for (size_t k = before; k < square_tasks.size(); ++k) square_at.push_back(first_chunk + (k - before));
+    }
+  }
+  if (digests) digests->clear();
+  if (square_sums) square_sums->assign(digests ? tasks.size() : square_tasks.size(), 0.0);
+  if (tasks.empty() && square_tasks.empty()) return Status::Ok();
+  if (tasks.size() > 0x7fffffffULL || square_tasks.size() > 0x7fffffffULL) {
+    return InvalidArgumentError("CUDA digest: too many chunks for one grid");
+  }
+
+  // One allocation: the two tables, then the two outputs (all 8-byte aligned: a task is 16 bytes),
+  // the outputs next to each other so that one copy brings both back.
+  const size_t table_bytes = tasks.size() * sizeof(ChunkTask);
+  const size_t square_table_bytes = square_tasks.size() * sizeof(SquareTask);
   const size_t out_bytes = tasks.size() * 2 * sizeof(uint64_t);
-  cuda_digest::Scratch scratch(stream);
-  LOCKSTEP_RETURN_IF_ERROR(scratch.Allocate(table_bytes + out_bytes));
-  auto* table = reinterpret_cast<cuda_digest::ChunkTask*>(scratch.get());
-  auto* out = reinterpret_cast<uint64_t*>(scratch.get() + table_bytes);
+  const size_t square_out_bytes = square_tasks.size() * sizeof(double);
+  Scratch scratch(stream);
+  LOCKSTEP_RETURN_IF_ERROR(scratch.Allocate(table_bytes + square_table_bytes + out_bytes + square_out_bytes));
+  auto* table = reinterpret_cast<ChunkTask*>(scratch.get());
+  auto* square_table = reinterpret_cast<SquareTask*>(scratch.get() + table_bytes);
+  uint8_t* results = scratch.get() + table_bytes + square_table_bytes;
+  auto* out = reinterpret_cast<uint64_t*>(results);
+  auto* square_out = reinterpret_cast<double*>(results + out_bytes);
+  if (!tasks.empty()) {
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(table, tasks.data(), table_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (table)"));
+    ChunkTableKernel<<<dim3(static_cast<unsigned>(tasks.size())), kThreadsPerChunk, 0, stream>>>(table, out);
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
+  }
+  if (!square_tasks.empty()) {
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(square_table, square_tasks.data(), square_table_bytes,
+                                                        cudaMemcpyHostToDevice, stream),
+                                        "cudaMemcpyAsync (square table)"));
+    ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_tasks.size())), kSquareLanes, 0, stream>>>(square_table,
+                                                                                                   square_out);
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkSquaresKernel launch"));
+  }
+  std::vector<uint8_t> host(out_bytes + square_out_bytes);
   LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
-      cudaMemcpyAsync(table, tasks.data(), table_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (table)"));
-  cuda_digest::ChunkTableKernel<<<dim3(static_cast<unsigned>(tasks.size())), cuda_digest::kThreadsPerChunk, 0, stream>>>(
-      table, out);
-  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
-  std::vector<uint64_t> host(tasks.size() * 2);
-  LOCKSTEP_RETURN_IF_ERROR(
-      CudaStatus(cudaMemcpyAsync(host.data(), out, out_bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync"));
-  // The table must outlive the copy of it, which is queued: the synchronization covers both.
+      cudaMemcpyAsync(host.data(), results, host.size(), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync"));
+  // The tables must outlive the copies of them, which are queued: the synchronization covers all.
   LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-  return cuda_digest::ChunkDigests(host);
+  if (digests) {
+    std::vector<uint64_t> words(tasks.size() * 2);
+    std::memcpy(words.data(), host.data(), out_bytes);
+    *digests = ChunkDigests(words);
+  }
+  for (size_t k = 0; k < square_tasks.size(); ++k) {
+    std::memcpy(&(*square_sums)[square_at[k]], host.data() + out_bytes + k * sizeof(double), sizeof(double));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace cuda_digest
+
+Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
+                                                  cudaStream_t stream, std::vector<double>* chunk_square_sums) {
+  std::vector<Digest128> digests;
+  LOCKSTEP_RETURN_IF_ERROR(cuda_digest::RunChunkKernels(buffers, device, stream, &digests, chunk_square_sums));
+  return digests;
+}
+
+Result<std::vector<double>> SquareSumDeviceChunks(const DeviceBuffer& buffer, int device, cudaStream_t stream) {
+  if (buffer.squares == cuda_digest::SquaredAs::kNone) {
+    return InvalidArgumentError("CUDA digest: SquareSumDeviceChunks of a buffer not marked float32 or float64");
+  }
+  std::vector<double> sums;
+  LOCKSTEP_RETURN_IF_ERROR(cuda_digest::RunChunkKernels({buffer}, device, stream, nullptr, &sums));
+  return sums;
 }
 
 }  // namespace lockstep

@@ -1,17 +1,22 @@
 // The GPU digest's logic, run on the CPU with the host C++ compiler: the XXH3-128 port against
-// libxxhash on sizes that hit every code path, and the kernel's thread-by-thread split of a
-// chunk against the library's chunk digest. This is what proves bit-identity on machines without
+// libxxhash on sizes that hit every code path, the kernel's thread-by-thread split of a chunk
+// against the library's chunk digest, and the norm kernel's lanes against SumOfSquares. This is what proves bit-identity on machines without
 // a GPU; cuda_digest_test.cc runs the real kernel where there is one.
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "harness/trace/cuda/chunk_squares.cuh"
 #include "harness/trace/cuda/digest_kernel.cuh"
 #include "harness/trace/cuda/xxh3_port.cuh"
 #include "harness/trace/digest.h"
+#include "harness/trace/sum_of_squares.h"
 
 namespace lockstep {
 namespace {
@@ -169,6 +174,97 @@ TEST(DigestKernelLogicTest, ChunkTableCoversEveryBufferInOrder) {
               DigestBytes(buffers[i].data(), sizes[i], "uint8", shape));
     at += count;
   }
+}
+
+// ---- The norms' sums of squares (chunk_squares.cuh) ----
+
+// One chunk's sum as ChunkSquaresKernel computes it: each of the warp's 32 lanes, then lane 0's
+// pairwise combination, through the kernel's own functions.
+template <typename T>
+double ChunkSquaresLikeTheKernel(const T* values, size_t count) {
+  double lanes[cuda_digest::kSquareLanes];
+  for (int lane = 0; lane < cuda_digest::kSquareLanes; ++lane) lanes[lane] = cuda_digest::LaneSquareSum(values, count, lane);
+  return cuda_digest::PairwiseTotal(lanes);
+}
+
+// Values over a few orders of magnitude, none dominating the sum: a sum in another order rounds
+// differently.
+template <typename T>
+std::vector<T> SpreadValues(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(rng), exponent(rng)));
+  return v;
+}
+
+uint64_t Bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+template <typename T>
+void ExpectChunkSumsLikeTheCpu(uint32_t seed) {
+  const size_t per_chunk = kMiB / sizeof(T);
+  const std::vector<T> values = SpreadValues<T>(per_chunk, seed);
+  for (size_t n : {size_t{1}, size_t{5}, size_t{31}, size_t{32}, size_t{33}, size_t{63}, size_t{64}, size_t{100},
+                   size_t{1000}, size_t{4097}, per_chunk - 1, per_chunk}) {
+    SCOPED_TRACE(std::to_string(sizeof(T)) + "-byte values, " + std::to_string(n));
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(values.data(), n)), Bits(SumOfSquares(values.data(), n)));
+  }
+}
+
+TEST(ChunkSquaresLogicTest, ChunkSumsAreTheCpuDefinitionBitForBit) {
+  ExpectChunkSumsLikeTheCpu<float>(20);
+  ExpectChunkSumsLikeTheCpu<double>(21);
+}
+
+TEST(ChunkSquaresLogicTest, TheComparisonSeesTheOrder) {
+  // The same squares added in one sequence (as a naive loop would) give other bits on this data:
+  // the test above would notice a kernel that added in another order.
+  const std::vector<double> values = SpreadValues<double>(4096, 22);
+  double sequential = 0.0;
+  for (double v : values) sequential += v * v;
+  EXPECT_NE(Bits(sequential), Bits(ChunkSquaresLikeTheKernel(values.data(), values.size())));
+}
+
+TEST(ChunkSquaresLogicTest, NonFiniteValuesPropagate) {
+  std::vector<float> values = SpreadValues<float>(100, 23);
+  values[40] = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isinf(ChunkSquaresLikeTheKernel(values.data(), values.size())));
+  values[41] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(ChunkSquaresLikeTheKernel(values.data(), values.size())));
+}
+
+// A buffer of several chunks through the launch's task table: the chunks' sums added in order are
+// the sum TensorL2Norm takes the root of on the CPU (SumOfSquares per 1 MiB chunk, in order).
+TEST(ChunkSquaresLogicTest, TasksCoverEveryChunkOfTheMarkedBuffers) {
+  const size_t n = 3 * kMiB / sizeof(float) + 7;
+  const std::vector<float> values = SpreadValues<float>(n, 24);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+  std::vector<cuda_digest::SquareTask> tasks;
+  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), cuda_digest::SquaredAs::kNone, tasks);
+  cuda_digest::AppendSquareTasks(bytes, 0, cuda_digest::SquaredAs::kFloat32, tasks);
+  EXPECT_TRUE(tasks.empty()) << "an unmarked or empty buffer has no task";
+  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), cuda_digest::SquaredAs::kFloat32, tasks);
+  ASSERT_EQ(tasks.size(), 4u);
+  double sum = 0.0;
+  for (const cuda_digest::SquareTask& task : tasks) {
+    EXPECT_EQ(task.as, cuda_digest::SquaredAs::kFloat32);
+    sum += ChunkSquaresLikeTheKernel(reinterpret_cast<const float*>(task.data), task.count);
+  }
+  EXPECT_EQ(tasks.back().count, 7u);
+  double want = 0.0;
+  const size_t per_chunk = kMiB / sizeof(float);
+  for (size_t i = 0; i < n; i += per_chunk) want += SumOfSquares(values.data() + i, std::min(per_chunk, n - i));
+  EXPECT_EQ(Bits(sum), Bits(want));
+
+  tasks.clear();
+  cuda_digest::AppendSquareTasks(bytes, 2 * kMiB, cuda_digest::SquaredAs::kFloat64, tasks);
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].count, kMiB / 8);
 }
 
 }  // namespace

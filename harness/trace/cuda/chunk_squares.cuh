@@ -1,0 +1,100 @@
+// The sum of squares behind a CUDA tensor's L2 norm, on the device, in the CPU's order: per 1 MiB
+// chunk, value i of the chunk into partial sum i % 32, each partial sum in order, the 32 combined
+// pairwise (harness/trace/sum_of_squares.h is the definition). So a float32/float64 tensor's norm is
+// the same bits on the GPU as on the CPU, and one launch norms every tensor of a step (issue 38)
+// where LibTorch's reduction took a launch per tensor.
+//
+// One warp per chunk: lane L of the warp is partial sum L. Its values L, L+32, ... are one
+// coalesced 128-byte row per step of the warp, and it adds them in order, as the CPU's vector lane
+// L does. The additions of a lane depend on each other; the warps of other chunks hide that.
+//
+// The per-lane work is written here as host/device functions, so digest_kernel_test.cc runs the
+// very same steps on the CPU and checks them against SumOfSquares bit for bit; digest_kernel.cu
+// only maps CUDA threads onto them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "harness/trace/cuda/digest_kernel.cuh"
+
+namespace lockstep {
+namespace cuda_digest {
+
+constexpr int kSquareLanes = 32;  // == kSumOfSquaresLanes (sum_of_squares.h); one warp
+
+// What a buffer's bytes are, for its norm: not summed, or float32 / float64 values.
+enum class SquaredAs : uint8_t { kNone, kFloat32, kFloat64 };
+
+LOCKSTEP_HD size_t ValueBytes(SquaredAs as) { return as == SquaredAs::kFloat64 ? 8 : 4; }
+
+// Multiply and add rounded separately: the CPU's definition is unfused, and nvcc would otherwise
+// contract `acc + v * v` into one FMA (other bits for float64 values).
+LOCKSTEP_HD double AddRounded(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+LOCKSTEP_HD double MulRounded(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+template <typename T>
+LOCKSTEP_HD T LoadValue(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+// Partial sum `lane` of a chunk of `count` values: the squares of values lane, lane + 32, ... in
+// order, from 0.
+template <typename T>
+LOCKSTEP_HD double LaneSquareSum(const T* values, size_t count, int lane) {
+  double acc = 0.0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 8
+#endif
+  for (size_t i = static_cast<size_t>(lane); i < count; i += kSquareLanes) {
+    const double v = static_cast<double>(LoadValue(values + i));
+    acc = AddRounded(acc, MulRounded(v, v));
+  }
+  return acc;
+}
+
+// The 32 partial sums combined as Total (sum_of_squares.cc) does: (0+1), (2+3), ..., then those
+// pairwise, down to one. Overwrites `acc`.
+LOCKSTEP_HD double PairwiseTotal(double* acc) {
+  for (int width = kSquareLanes / 2; width >= 1; width /= 2) {
+    for (int k = 0; k < width; ++k) acc[k] = AddRounded(acc[2 * k], acc[2 * k + 1]);
+  }
+  return acc[0];
+}
+
+// One warp's work in a launch: the sum of squares of one chunk of one buffer.
+struct SquareTask {
+  const uint8_t* data;  // the chunk's first value, aligned to its size
+  uint32_t count;       // values in the chunk (at most kChunkBytes / 4)
+  SquaredAs as;
+};
+
+// Appends one task per chunk of a buffer of `nbytes` bytes of `as` values (none for an empty
+// buffer: its norm is 0), the chunks being the digest's (kChunkBytes each).
+inline void AppendSquareTasks(const uint8_t* data, size_t nbytes, SquaredAs as, std::vector<SquareTask>& tasks) {
+  if (as == SquaredAs::kNone || nbytes == 0) return;
+  for (size_t c = 0; c < ChunkCount(nbytes); ++c) {
+    tasks.push_back(SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(ChunkLength(nbytes, c) / ValueBytes(as)), as});
+  }
+}
+
+}  // namespace cuda_digest
+}  // namespace lockstep
