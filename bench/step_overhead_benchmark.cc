@@ -16,6 +16,9 @@
 // one add each, nothing written, so no pass over the state can be cheaper; a memcpy would also
 // write a second copy, doubling the traffic. capture_over_read: the median over the steps of
 // (capture + record write) / that read, paired per step, so load hits both alike.
+// bytes_over_read: bytes_us / read_us, paired the same way: the capture's hashing and summing of
+// the same bytes alone (SteppedRank::TimeYardsticks), the floor under capture_over_read for
+// today's digest and norm definitions, before bookkeeping and the record's write.
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
 //                  on CUDA, the communicator staged through host memory as gloo's is; each step
@@ -52,6 +55,7 @@
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/digest.h"
 #include "harness/trace/read_yardstick.h"
+#include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trainer/trainer.h"
 
@@ -63,6 +67,14 @@ using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 enum class Mode { kPlain, kChecks, kFailFast };
+
+// The bytes yardstick's piece callbacks (DigestChunkInPieces): a piece's squares into the lanes,
+// or nothing for a dtype the capture does not sum.
+template <typename T>
+void AddSquaresOfPiece(const unsigned char* piece, size_t nbytes, void* lanes) {
+  AddSquares(reinterpret_cast<const T*>(piece), nbytes / sizeof(T), *static_cast<SquareLanes*>(lanes));
+}
+void IgnorePiece(const unsigned char*, size_t, void*) {}
 
 // The configurations measured: the default transformer scenario as it is, the same data with a
 // ~100x larger model, and the default model on 8x the tokens per step. The checks cost about the
@@ -157,24 +169,52 @@ class SteppedRank {
   double compare_seconds() const { return compare_seconds_; }
   size_t tensors() const { return tensors_; }
 
-  // The yardstick: one read of every byte the capture digests (the tensors VisitState yields, as
-  // the trainer holds them now), timed alone; the list of (pointer, bytes) is made before the
-  // timer starts. CPU tensors only (-1 on another device: a GPU read is a different yardstick).
-  double ReadStateSeconds() {
-    if (device_.is_cuda()) return -1.0;
+  // The yardsticks, timed alone over every byte the capture digests (the tensors VisitState
+  // yields, as the trainer holds them now; the list of regions is made before the timers start).
+  // CPU tensors only (both -1 on another device: a GPU read is a different yardstick).
+  //   read   one read of the bytes (SumBytesAsWords);
+  //   bytes  the capture's work on the bytes and nothing else: level 1 of the digest (XXH3-128 of
+  //          each 1 MiB chunk, in 64 KiB pieces) with each piece's squares summed right after it
+  //          is hashed (float32/float64 tensors), as MultiTensorDigest::Run does, without its
+  //          per-tensor bookkeeping (seeds, level 2, the record). What any capture with today's
+  //          digest and norm spends before bookkeeping and the record's write: the floor under
+  //          capture_over_read. It runs right after the read, so it finds the bytes at least as
+  //          warm as the capture does: if anything the floor is low.
+  struct Yardsticks {
+    double read = -1.0, bytes = -1.0;
+  };
+  Yardsticks TimeYardsticks() {
+    Yardsticks y;
+    if (device_.is_cuda()) return y;
     regions_.clear();
     trainer_->VisitState([&](const std::string&, TensorKind, const torch::Tensor& t, bool) {
       if (t.defined() && t.numel() > 0) {
-        regions_.emplace_back(static_cast<const unsigned char*>(t.data_ptr()),
-                              static_cast<size_t>(t.numel()) * t.element_size());
+        regions_.push_back(Region{static_cast<const unsigned char*>(t.data_ptr()),
+                                  static_cast<size_t>(t.numel()) * t.element_size(), t.scalar_type()});
       }
     });
     auto t0 = Clock::now();
     uint64_t sum = 0;
-    for (const auto& [p, n] : regions_) sum += SumBytesAsWords(p, n);
-    const double seconds = Since(t0);
+    for (const Region& r : regions_) sum += SumBytesAsWords(r.data, r.nbytes);
+    y.read = Since(t0);
     benchmark::DoNotOptimize(sum);
-    return seconds;
+    t0 = Clock::now();
+    uint64_t hashes = 0;
+    double squares = 0.0;
+    for (const Region& r : regions_) {
+      const AfterPiece add = r.dtype == torch::kFloat32   ? &AddSquaresOfPiece<float>
+                             : r.dtype == torch::kFloat64 ? &AddSquaresOfPiece<double>
+                                                          : &IgnorePiece;
+      for (size_t at = 0; at < r.nbytes; at += kDigestChunkBytes) {
+        SquareLanes lanes;
+        hashes ^= DigestChunkInPieces(r.data + at, std::min(kDigestChunkBytes, r.nbytes - at), add, &lanes).low;
+        squares += Total(lanes);
+      }
+    }
+    y.bytes = Since(t0);
+    benchmark::DoNotOptimize(hashes);
+    benchmark::DoNotOptimize(squares);
+    return y;
   }
 
  private:
@@ -227,7 +267,12 @@ class SteppedRank {
   double write_seconds_ = 0.0;
   double compare_seconds_ = 0.0;
   size_t tensors_ = 0;
-  std::vector<std::pair<const unsigned char*, size_t>> regions_;  // ReadStateSeconds' list, reused
+  struct Region {
+    const unsigned char* data;
+    size_t nbytes;
+    torch::ScalarType dtype;
+  };
+  std::vector<Region> regions_;  // TimeYardsticks' list, reused
 };
 
 // A scratch folder for the traces of one benchmark, removed with it.
@@ -251,6 +296,7 @@ struct Samples {
   std::vector<double> plain, checks, failfast, checks_direct, failfast_direct, capture, write;
   std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
   std::vector<double> read;     // one read of the captured bytes (the plain trainer's state)
+  std::vector<double> bytes;    // the capture's work on those bytes alone (hash and squares)
 };
 
 // Median of the per-iteration differences: each checked step is compared with the plain step
@@ -290,6 +336,19 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     state.counters["read_us"] = bench::Median(s.read) * 1e6;
     state.counters["capture_over_read"] = bench::Median(ratio);
   }
+  if (!s.read.empty() && s.read.size() == s.bytes.size()) {
+    std::vector<double> floor;
+    for (size_t i = 0; i < s.read.size(); ++i) {
+      if (s.read[i] > 0) floor.push_back(s.bytes[i] / s.read[i]);
+    }
+    state.counters["bytes_us"] = bench::Median(s.bytes) * 1e6;
+    state.counters["bytes_over_read"] = bench::Median(floor);
+  }
+}
+
+void AddYardsticks(const SteppedRank::Yardsticks& y, Samples& s) {
+  s.read.push_back(y.read);
+  s.bytes.push_back(y.bytes);
 }
 
 // Times one Step of `rank`; under MPI, the slowest rank's time.
@@ -324,7 +383,7 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
   for (auto _ : state) {
     Status st = TimedStep(**plain, false, s.plain, nullptr);
     // Right after the plain step, as the capture comes right after the checked one.
-    if (st.ok()) s.read.push_back((*plain)->ReadStateSeconds());
+    if (st.ok()) AddYardsticks((*plain)->TimeYardsticks(), s);
     if (st.ok()) st = TimedStep(**checked, false, s.checks, &s.checks_direct);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     s.capture.push_back((*checked)->capture_seconds());
@@ -383,7 +442,7 @@ void BM_MpiStepOverhead(benchmark::State& state, Config config) {
   for (auto _ : state) {
     Status st = TimedStep(*ranks[0], true, s.plain, nullptr);
     // This rank's read of its plain trainer's state, paired below with this rank's capture.
-    if (st.ok()) s.read.push_back(ranks[0]->ReadStateSeconds());
+    if (st.ok()) AddYardsticks(ranks[0]->TimeYardsticks(), s);
     if (st.ok()) st = TimedStep(*ranks[1], true, s.checks, &s.checks_direct);
     if (st.ok()) st = TimedStep(*ranks[2], true, s.failfast, &s.failfast_direct);
     s.capture.push_back(ranks[1]->capture_seconds());

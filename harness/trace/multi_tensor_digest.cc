@@ -52,7 +52,8 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     e.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     e.seed = SeedFor(i, t.scalar_type(), t.sizes(), e.nbytes);
     if (t.scalar_type() == c10::ScalarType::Float) {
-      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat32);  // summed in Run's batch, as TensorL2Norm on the device
+      // Summed in Run's batch, as TensorL2Norm sums it on the device.
+      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat32);
     } else if (t.scalar_type() == c10::ScalarType::Double) {
       e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat64);
     } else if (t.numel() > 0) {
@@ -158,7 +159,8 @@ Status MultiTensorDigest::RunOnDevice() {
     norms.clear();
     for (const Entry& e : entries_) {
       if (e.norm_kind != Norm::kDevice || e.device != device) continue;
-      buffers.push_back(DeviceBuffer{e.data, e.nbytes, static_cast<cuda_digest::SquaredAs>(e.squares)});
+      buffers.push_back(
+          DeviceBuffer{e.data, e.nbytes, static_cast<cuda_digest::SquaredAs>(e.squares), /*known_device_memory=*/true});
       if (e.device_norm >= 0) norms.push_back(device_norms_[static_cast<size_t>(e.device_norm)]);
     }
     // On the device's legacy default stream, as DigestTensor: after what the trainer queued there.

@@ -82,8 +82,9 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
     // On the tensor's own device, whichever is current.
     torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
     const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
-    Result<std::vector<Digest128>> chunks =
-        DigestDeviceChunks({DeviceBuffer{t.const_data_ptr(), nbytes}}, t.get_device(), /*stream=*/nullptr);
+    Result<std::vector<Digest128>> chunks = DigestDeviceChunks(
+        {DeviceBuffer{t.const_data_ptr(), nbytes, cuda_digest::SquaredAs::kNone, /*known_device_memory=*/true}},
+        t.get_device(), /*stream=*/nullptr);
     TORCH_CHECK(chunks.ok(), chunks.status().ToString());
     const auto sizes = t.sizes();
     return CombineChunkDigests(chunks.value(), DigestDescriptor(DtypeName(t.scalar_type()), sizes.data(), sizes.size(), nbytes));
@@ -108,13 +109,15 @@ double TensorL2Norm(const torch::Tensor& tensor) {
     }
   }
 #if LOCKSTEP_HAVE_CUDA_DIGEST
-  if (tensor.is_cuda() && (tensor.scalar_type() == c10::ScalarType::Float || tensor.scalar_type() == c10::ScalarType::Double)) {
+  if (tensor.is_cuda() &&
+      (tensor.scalar_type() == c10::ScalarType::Float || tensor.scalar_type() == c10::ScalarType::Double)) {
     // Summed on the device in the order above (harness/trace/cuda/chunk_squares.cuh): the same bits
     // as the CPU copy's norm, and as MultiTensorDigest's batch.
     torch::Tensor t = tensor.detach().resolve_neg().contiguous();
     const bool f64 = t.scalar_type() == c10::ScalarType::Double;
     const DeviceBuffer buffer{t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
-                              f64 ? cuda_digest::SquaredAs::kFloat64 : cuda_digest::SquaredAs::kFloat32};
+                              f64 ? cuda_digest::SquaredAs::kFloat64 : cuda_digest::SquaredAs::kFloat32,
+                              /*known_device_memory=*/true};
     Result<std::vector<double>> sums = SquareSumDeviceChunks(buffer, t.get_device(), /*stream=*/nullptr);
     TORCH_CHECK(sums.ok(), sums.status().ToString());
     double total = 0.0;

@@ -92,7 +92,8 @@ struct SquareTask {
 inline void AppendSquareTasks(const uint8_t* data, size_t nbytes, SquaredAs as, std::vector<SquareTask>& tasks) {
   if (as == SquaredAs::kNone || nbytes == 0) return;
   for (size_t c = 0; c < ChunkCount(nbytes); ++c) {
-    tasks.push_back(SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(ChunkLength(nbytes, c) / ValueBytes(as)), as});
+    tasks.push_back(
+        SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(ChunkLength(nbytes, c) / ValueBytes(as)), as});
   }
 }
 

@@ -31,6 +31,10 @@ struct DeviceBuffer {
   // float32 or float64 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
   // norm's order (chunk_squares.cuh); `data` must then be aligned to the value's size.
   cuda_digest::SquaredAs squares = cuda_digest::SquaredAs::kNone;
+  // The caller knows `data` is memory of the device named in the call (a CUDA tensor's, from
+  // LibTorch): DigestDeviceChunks then skips its cudaPointerGetAttributes check, a driver call per
+  // buffer per step on the capture's path. False: checked, and a host pointer is refused.
+  bool known_device_memory = false;
 };
 
 // Level 1 of the digests of many buffers in one kernel launch (one thread block per chunk of every

@@ -181,8 +181,9 @@ void ExpectDeviceSquareSumsLikeTheCpu(cuda_digest::SquaredAs as, uint32_t seed) 
     SCOPED_TRACE(std::to_string(sizeof(T)) + "-byte values, " + std::to_string(n));
     const std::vector<int64_t> shape = {static_cast<int64_t>(n * sizeof(T))};
     const size_t count = (n * sizeof(T) + kMiB - 1) / kMiB;
-    EXPECT_EQ(CombineChunkDigests(chunks->data() + chunk, count, DigestDescriptor("uint8", shape.data(), 1, n * sizeof(T))),
-              DigestBytes(host.data() + at, n * sizeof(T), "uint8", shape));
+    EXPECT_EQ(
+        CombineChunkDigests(chunks->data() + chunk, count, DigestDescriptor("uint8", shape.data(), 1, n * sizeof(T))),
+        DigestBytes(host.data() + at, n * sizeof(T), "uint8", shape));
     Result<std::vector<double>> alone = SquareSumDeviceChunks(buffers[i], Device(), nullptr);
     ASSERT_TRUE(alone.ok()) << alone.status().ToString();
     ASSERT_EQ(alone->size(), count);
@@ -207,15 +208,17 @@ TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {
   ASSERT_TRUE(device.ok);
   const auto* base = static_cast<const uint8_t*>(device.ptr);
   std::vector<double> sums;
-  Result<std::vector<Digest128>> misaligned =
-      DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr, &sums);
+  Result<std::vector<Digest128>> misaligned = DigestDeviceChunks(
+      {lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr, &sums);
   ASSERT_FALSE(misaligned.ok());
   EXPECT_EQ(misaligned.status().code(), StatusCode::kInvalidArgument) << misaligned.status().ToString();
   Result<std::vector<double>> unmarked = SquareSumDeviceChunks(lockstep::DeviceBuffer{base, 800}, Device(), nullptr);
   ASSERT_FALSE(unmarked.ok());
   EXPECT_EQ(unmarked.status().code(), StatusCode::kInvalidArgument);
   // Without the sums asked for, the same misaligned buffer is only digested.
-  EXPECT_TRUE(DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr).ok());
+  EXPECT_TRUE(
+      DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr)
+          .ok());
 }
 
 TEST_F(CudaDigestTest, HostPointerIsAnError) {

@@ -283,7 +283,7 @@ Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cud
   std::vector<SquareTask> square_tasks;
   std::vector<size_t> square_at;  // square task k's position in *square_sums
   for (const DeviceBuffer& b : buffers) {
-    LOCKSTEP_RETURN_IF_ERROR(CheckDevicePointer(b.data, b.nbytes));
+    if (!b.known_device_memory) LOCKSTEP_RETURN_IF_ERROR(CheckDevicePointer(b.data, b.nbytes));
     const auto* data = static_cast<const uint8_t*>(b.data);
     const size_t first_chunk = digests ? tasks.size() : square_tasks.size();
     if (digests) AppendChunkTasks(data, b.nbytes, tasks);
@@ -321,11 +321,11 @@ Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cud
     LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
   }
   if (!square_tasks.empty()) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(square_table, square_tasks.data(), square_table_bytes,
-                                                        cudaMemcpyHostToDevice, stream),
-                                        "cudaMemcpyAsync (square table)"));
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(square_table, square_tasks.data(), square_table_bytes, cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync (square table)"));
     ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_tasks.size())), kSquareLanes, 0, stream>>>(square_table,
-                                                                                                   square_out);
+                                                                                                      square_out);
     LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkSquaresKernel launch"));
   }
   std::vector<uint8_t> host(out_bytes + square_out_bytes);

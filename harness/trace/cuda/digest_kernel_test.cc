@@ -1,7 +1,8 @@
 // The GPU digest's logic, run on the CPU with the host C++ compiler: the XXH3-128 port against
 // libxxhash on sizes that hit every code path, the kernel's thread-by-thread split of a chunk
-// against the library's chunk digest, and the norm kernel's lanes against SumOfSquares. This is what proves bit-identity on machines without
-// a GPU; cuda_digest_test.cc runs the real kernel where there is one.
+// against the library's chunk digest, and the norm kernel's lanes against SumOfSquares. This is
+// what proves bit-identity on machines without a GPU; cuda_digest_test.cc runs the real kernel
+// where there is one.
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -183,7 +184,9 @@ TEST(DigestKernelLogicTest, ChunkTableCoversEveryBufferInOrder) {
 template <typename T>
 double ChunkSquaresLikeTheKernel(const T* values, size_t count) {
   double lanes[cuda_digest::kSquareLanes];
-  for (int lane = 0; lane < cuda_digest::kSquareLanes; ++lane) lanes[lane] = cuda_digest::LaneSquareSum(values, count, lane);
+  for (int lane = 0; lane < cuda_digest::kSquareLanes; ++lane) {
+    lanes[lane] = cuda_digest::LaneSquareSum(values, count, lane);
+  }
   return cuda_digest::PairwiseTotal(lanes);
 }
 
