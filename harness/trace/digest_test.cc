@@ -49,7 +49,7 @@ TEST(DigestTest, ChunkIsPlainXxh3_128) {
   EXPECT_EQ(d.low, h.low64);
 }
 
-// Hashing a chunk in 64 KiB pieces (for the norm to read each piece while it is in cache) gives
+// Hashing a chunk in pieces (for the norm to read each piece while it is in cache) gives
 // DigestChunk's bits, and shows every byte to the callback once, in order.
 TEST(DigestTest, ChunkInPiecesIsTheSameDigestAndVisitsEveryByteOnce) {
   const size_t piece = kDigestPieceBytes;
