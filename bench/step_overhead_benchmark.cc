@@ -174,7 +174,7 @@ class SteppedRank {
   // CPU tensors only (both -1 on another device: a GPU read is a different yardstick).
   //   read   one read of the bytes (SumBytesAsWords);
   //   bytes  the capture's work on the bytes and nothing else: level 1 of the digest (XXH3-128 of
-  //          each 1 MiB chunk, in 16 KiB pieces) with each piece's squares summed right after it
+  //          each 1 MiB chunk, in 8 KiB pieces) with each piece's squares summed right after it
   //          is hashed (float32/float64 tensors), as MultiTensorDigest::Run does, without its
   //          per-tensor bookkeeping (seeds, level 2, the record). What any capture with today's
   //          digest and norm spends before bookkeeping and the record's write: the floor under

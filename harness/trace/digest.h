@@ -38,11 +38,11 @@ Digest128 DigestChunk(const void* data, size_t nbytes);
 // `after_piece(piece, bytes, context)` on each piece right after hashing it, while it is still in
 // the core's first-level cache: a caller that also sums the bytes (the norm, MultiTensorDigest)
 // reads them from there instead of from memory or a slower cache a second time. Not called for an
-// empty chunk. 16 KiB: a third of a 48 KiB L1 (Sapphire Rapids), so the piece is still there when
-// the callback reads it; with 64 KiB pieces, more than L1 holds, the large model's capture took 8%
-// longer (BM_StepOverhead, 2026-11-27).
+// empty chunk. 8 KiB: a 64 MiB buffer from memory was hashed and squared in 0.90-0.92x the read
+// yardstick's time with 4-8 KiB pieces, 0.96x with 16 KiB, 1.00-1.09x with 64 KiB (more than a
+// 48 KiB L1 holds), and a 1 MiB one in L2 as fast with 8 KiB as with larger pieces (2026-11-27).
 using AfterPiece = void (*)(const unsigned char* piece, size_t nbytes, void* context);
-inline constexpr size_t kDigestPieceBytes = size_t{16} << 10;
+inline constexpr size_t kDigestPieceBytes = size_t{8} << 10;
 Digest128 DigestChunkInPieces(const void* data, size_t nbytes, AfterPiece after_piece, void* context);
 
 // Level 2: combines the chunk digests (in chunk order) under the descriptor's seed.

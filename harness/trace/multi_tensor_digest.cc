@@ -108,7 +108,7 @@ void AddSquaresOfPiece(const unsigned char* piece, size_t nbytes, void* lanes) {
 }
 
 // One chunk's digest and, when `summed`, its part of the norm (the definition's per-chunk sum of
-// squares, added in the order TensorL2Norm and MakeTensorRecord add): each 16 KiB piece is summed
+// squares, added in the order TensorL2Norm and MakeTensorRecord add): each 8 KiB piece is summed
 // right after it is hashed, while it is in the first-level cache.
 inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, bool summed, bool float32, double& sum) {
   if (!summed) return DigestChunk(p, nbytes);
