@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+#include "harness/trace/testing/norm_test_values.h"
+
 namespace lockstep {
 namespace {
 
@@ -31,21 +33,12 @@ double Definition(const std::vector<T>& v, size_t lanes) {
   return acc[0];
 }
 
-uint64_t Bits(double d) {
-  uint64_t b;
-  std::memcpy(&b, &d, sizeof b);
-  return b;
-}
+using testing::Bits;
 
 // Values over many orders of magnitude, so that the order of the additions shows in the last bits.
 template <typename T>
 std::vector<T> Values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-  std::uniform_int_distribution<int> exponent(-20, 20);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(std::ldexp(mantissa(gen), exponent(gen)));
-  return v;
+  return testing::ValuesOverExponents<T>(n, seed, -20, 20);
 }
 
 TEST(SumOfSquaresTest, EqualsTheDefinitionBitForBitAtEverySize) {

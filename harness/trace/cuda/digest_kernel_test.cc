@@ -18,6 +18,7 @@
 #include "harness/trace/cuda/xxh3_port.cuh"
 #include "harness/trace/digest.h"
 #include "harness/trace/sum_of_squares.h"
+#include "harness/trace/testing/norm_test_values.h"
 
 namespace lockstep {
 namespace {
@@ -190,23 +191,13 @@ double ChunkSquaresLikeTheKernel(const T* values, size_t count) {
   return cuda_digest::PairwiseTotal(lanes);
 }
 
-// Values over a few orders of magnitude, none dominating the sum: a sum in another order rounds
-// differently.
+// Values of a few binades, none dominating the sum: a sum in another order rounds differently.
 template <typename T>
 std::vector<T> SpreadValues(size_t n, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> exponent(-3, 3);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(std::ldexp(normal(rng), exponent(rng)));
-  return v;
+  return testing::ValuesOverExponents<T>(n, seed, -3, 3);
 }
 
-uint64_t Bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using testing::Bits;
 
 template <typename T>
 void ExpectChunkSumsLikeTheCpu(uint32_t seed) {
