@@ -145,7 +145,7 @@ TEST(ConsoleReporterTest, SaysWhatEachCheckerComparedAndTheStepsRecorded) {
   s.steps = 6;
   s.duration_s = 1.0;
   s.checkers.push_back({"replica_weights", Outcome::kPass, 0.0, "", CheckerCoverage{"param", 4, 6, 1, 24}});
-  s.checkers.push_back({"crash", Outcome::kPass, 0.0, ""});
+  s.checkers.push_back({"crash", Outcome::kPass, 0.0, "", std::nullopt});
   std::ostringstream out;
   ConsoleReporter console(out, false, [] { return 0.0; });
   console.OnScenarioStart("train", 2, 0);

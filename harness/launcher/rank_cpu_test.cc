@@ -68,7 +68,9 @@ TEST(RankCpuTest, ProcessTreeCpuSecondsCountsABusyDescendant) {
   }
   ::kill(-parent, SIGKILL);  // the parent and its busy child
   EXPECT_TRUE(after.has_value());
-  if (after) EXPECT_GE(*after - *before, 0.2);
+  if (after) {
+    EXPECT_GE(*after - *before, 0.2);
+  }
   int status = 0;
   ::waitpid(parent, &status, 0);
 }

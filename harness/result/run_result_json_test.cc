@@ -70,7 +70,7 @@ RunResult FullResult() {
   no_step.outcome = FindingOutcome::kError;
   s.findings.push_back(no_step);
   s.checkers.push_back({"replica_weights", Outcome::kXfail, 0.25, "", CheckerCoverage{"param", 3, 5, 2, 14}});
-  s.checkers.push_back({"golden", Outcome::kSkipped, 0.0, "no golden file"});
+  s.checkers.push_back({"golden", Outcome::kSkipped, 0.0, "no golden file", std::nullopt});
   s.rank_logs = {{0, "hello\n"}, {3, "bye"}};
   s.run_dir = "ddp_mlp";
   s.series.steps = {0, 1, 2};
