@@ -4,9 +4,9 @@
 // the same bits on the GPU as on the CPU, and one launch norms every tensor of a step (issue 38)
 // where LibTorch's reduction took a launch per tensor.
 //
-// One warp per chunk: lane L of the warp is partial sum L. Its values L, L+32, ... are one
-// coalesced 128-byte row per step of the warp, and it adds them in order, as the CPU's vector lane
-// L does. The additions of a lane depend on each other; the warps of other chunks hide that.
+// One warp per chunk: lane L of the warp is partial sum L. The warp's 32 lanes read one coalesced
+// row of 32 values per step (128 bytes of float32, 256 of float64), and lane L adds its values L,
+// L+32, ... in order, as the CPU's vector lane L does. The additions of a lane depend on each other; the warps of other chunks hide that.
 //
 // The per-lane work is written here as host/device functions, so digest_kernel_test.cc runs the
 // very same steps on the CPU and checks them against SumOfSquares bit for bit; digest_kernel.cu
