@@ -43,8 +43,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // tensor of a trainer's state) is read where it is, with no LibTorch op: each costs host time
     // per tensor per step. The norms of dtypes other than float32/float64 are queued, as
     // TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens exactly).
-    const bool in_place =
-        tensor.layout() == torch::kStrided && tensor.is_contiguous() && !tensor.is_conj() && !tensor.is_neg();
+    const bool in_place = ValuesInPlace(tensor);
     const torch::Tensor t = in_place ? tensor : tensor.detach().resolve_conj().resolve_neg().contiguous();
     e.norm_kind = Norm::kDevice;
     e.device = t.get_device();

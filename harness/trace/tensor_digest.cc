@@ -66,9 +66,11 @@ void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
 
 }  // namespace
 
-bool ReadableInPlace(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
+bool ValuesInPlace(const torch::Tensor& t) {
+  return t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
 }
+
+bool ReadableInPlace(const torch::Tensor& t) { return t.device().is_cpu() && ValuesInPlace(t); }
 
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
   if (!tensor.defined()) return DigestBytes(nullptr, 0, "undefined", nullptr, 0, threads);

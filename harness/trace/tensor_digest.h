@@ -30,6 +30,11 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
 // hundreds of tensors; docs/PERFORMANCE.md). `tensor` must be defined (any device).
 bool ReadableInPlace(const torch::Tensor& tensor);
 
+// Whether the tensor's bytes are its values in row-major order, on whatever device: dense,
+// contiguous, without a lazy conjugate/negative bit. ReadableInPlace is this on the CPU; a CUDA
+// tensor that is hashed on the device as it is (MultiTensorDigest). `tensor` must be defined.
+bool ValuesInPlace(const torch::Tensor& tensor);
+
 // L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate). Float32
 // and float64 values are summed as SumOfSquares defines (sum_of_squares.h), chunk by chunk: for a
 // contiguous CPU tensor in place, and for a CUDA tensor (any layout, made contiguous) on the device
