@@ -29,6 +29,7 @@
 // compare_us: the in-band call inside the fail-fast step (CompareStepInBand, slowest rank): it
 // includes waiting at the gather for the slowest rank's capture and write, so it follows the
 // ranks' skew; bench/in_band_compare_benchmark.cc times the comparison alone.
+#include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -47,6 +48,7 @@
 
 #include "bench/median.h"
 #include "bench/mpi_bench.h"
+#include "bench/torch_profile.h"
 #include "harness/comm/host_staging_communicator.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
@@ -84,6 +86,18 @@ void IgnorePiece(const unsigned char*, size_t, void*) {}
 // tokens_x64 (64x the tokens: 2048 per rank, still far fewer than a real job's sequence length
 // times micro-batch) shows where the per-token step leaves the per-tensor checks.
 enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors, kTokensX64 };
+
+// The configuration's name as its benchmarks are registered (BENCHMARK_CAPTURE below).
+const char* ConfigName(Config config) {
+  switch (config) {
+    case Config::kDefault: return "default_transformer";
+    case Config::kLargeModel: return "large_model";
+    case Config::kLargeBatch: return "large_batch";
+    case Config::kManyTensors: return "many_tensors";
+    case Config::kTokensX64: return "tokens_x64";
+  }
+  return "unknown";
+}
 
 // scenarios/clean/ddp_transformer.yaml (LOCKSTEP_BENCH_SCENARIO overrides the file), adjusted.
 Result<Scenario> LoadScenario(Config config) {
@@ -154,7 +168,10 @@ class SteppedRank {
     auto t0 = Clock::now();
     recording_->set_step(step_);
     recorder_->set_step(step_);
-    LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step_, WallSeconds()));
+    {
+      RECORD_USER_SCOPE("lockstep.heartbeat");  // as run_rank.cc names it
+      LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step_, WallSeconds()));
+    }
     check_seconds_ += Since(t0);
     LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step_));
     LOCKSTEP_RETURN_IF_ERROR(Record(step_, &stats));
@@ -367,6 +384,35 @@ Status TimedStep(SteppedRank& rank, bool mpi, std::vector<double>& total, std::v
   return Status::Ok();
 }
 
+// LOCKSTEP_BENCH_PROFILE_DIR=DIR: after the timed steps, kProfiledSteps more of each trainer under
+// the torch profiler, into DIR/<name>-none.json and DIR/<name>-checks.json (bench/torch_profile.h;
+// the GPU run's cost check reads them with ci/gpu-profile-breakdown.py). The timed figures are
+// the steps before; `profiled` says whether both traces were written.
+constexpr int kProfiledSteps = 5;
+void ProfileBoth(benchmark::State& state, const std::string& name, SteppedRank& plain, SteppedRank& checked,
+                 bool cuda) {
+  const char* dir = std::getenv("LOCKSTEP_BENCH_PROFILE_DIR");
+  if (!dir || !*dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path base(dir);
+  // The profiler's first session in a process pays its start-up (seen on the CPU: the plain side,
+  // profiled first, 15-20% slower a step than the checked one): one step of each first, unsaved.
+  Status st = bench::ProfileSteps(base / (name + "-warmup.json"), cuda, 1, [&] {
+    LOCKSTEP_RETURN_IF_ERROR(plain.Step());
+    return checked.Step();
+  });
+  std::filesystem::remove(base / (name + "-warmup.json"), ec);
+  if (st.ok()) {
+    st = bench::ProfileSteps(base / (name + "-none.json"), cuda, kProfiledSteps, [&] { return plain.Step(); });
+  }
+  if (st.ok()) {
+    st = bench::ProfileSteps(base / (name + "-checks.json"), cuda, kProfiledSteps, [&] { return checked.Step(); });
+  }
+  if (!st.ok()) std::fprintf(stderr, "lockstep-bench: %s: profile: %s\n", name.c_str(), st.ToString().c_str());
+  state.counters["profiled"] = st.ok() ? 1 : 0;
+}
+
 // 1 rank: a thread-communicator world of one per trainer (no MPI in this process).
 void BM_StepOverhead(benchmark::State& state, Config config) {
   torch::set_num_threads(1);  // as lockstep-rank: ranks share the cores
@@ -390,6 +436,7 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
     s.write.push_back((*checked)->write_seconds());
     state.SetIterationTime(s.plain.back() + s.checks.back());
   }
+  ProfileBoth(state, std::string("cpu-") + ConfigName(config), **plain, **checked, false);
   Report(state, s, (*checked)->tensors());
 }
 
@@ -418,6 +465,7 @@ void BM_CudaStepOverhead(benchmark::State& state, Config config) {
     s.write.push_back((*checked)->write_seconds());
     state.SetIterationTime(s.plain.back() + s.checks.back());
   }
+  ProfileBoth(state, std::string("cuda-") + ConfigName(config), **plain, **checked, true);
   Report(state, s, (*checked)->tensors());
 }
 

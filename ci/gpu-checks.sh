@@ -285,7 +285,7 @@ fi
 check_targets=lockstep,lockstep-rank,lockstep-tensors,comm_test,cuda_digest_test,cuda_tensor_digest_test
 check_targets+=,digest_kernel_test,lockstep-bench,models_test,comm_nccl_test,lockstep_probe,probe_catalog_test
 check_targets+=,example_catalog_exec_test,lockstep_process_log,lockstep_pmpi,lockstep_cupti,cupti_discovery_gpu_test
-check_targets+=,lockstep_nccl_profiler,work_completion_test
+check_targets+=,lockstep_nccl_profiler,work_completion_test,profile_ranges_test
 [[ $targets == checks ]] && targets=$check_targets
 echo "ci/gpu-checks.sh: building${targets:+ $targets}"
 target_args=()
@@ -499,23 +499,29 @@ fi
 # speed cancels): lockstep's own checks on the default transformer, and the probe on a DDP step.
 if want cost && needs cost lockstep lockstep-bench; then
   rm -rf "$out/cost"
-  mkdir -p "$out/cost"
+  mkdir -p "$out/cost/profile"
   rc=0
-  bounded cost-bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_CudaStepOverhead/' \
-    --benchmark_out="$out/cost/step_overhead.json" --benchmark_out_format=json || rc=$?
+  # After its timed steps, 5 steps of each trainer under the torch profiler (bench/torch_profile.h).
+  LOCKSTEP_BENCH_PROFILE_DIR="$out/cost/profile" bounded cost-bench.log "$bin/lockstep-bench" \
+    --benchmark_filter='^BM_CudaStepOverhead/' --benchmark_out="$out/cost/step_overhead.json" \
+    --benchmark_out_format=json || rc=$?
   gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
   cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
-  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating.
+  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating; the first
+  # pair profiles 5 steps after its timed ones (rank 0's trace; ci/gpu-ddp-step.py).
   for repeat in 1 2; do
-    bounded "cost-bare-$repeat.log" "$python" -m torch.distributed.run --standalone --nproc-per-node "$cost_ranks" \
-      "$root/ci/gpu-ddp-step.py" || true
-    bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" --launcher local --recorders none \
-      --name "ddp_step$repeat" --out "$out/cost/exec$repeat" -- "$python" "$root/ci/gpu-ddp-step.py" || true
+    profile_none="" profile_probe=""
+    [[ $repeat -eq 1 ]] && profile_none=$out/cost/profile/ddp-none.json profile_probe=$out/cost/profile/ddp-probe.json
+    DDP_STEP_PROFILE=$profile_none bounded "cost-bare-$repeat.log" "$python" -m torch.distributed.run --standalone \
+      --nproc-per-node "$cost_ranks" "$root/ci/gpu-ddp-step.py" || true
+    DDP_STEP_PROFILE=$profile_probe bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" \
+      --launcher local --recorders none --name "ddp_step$repeat" --out "$out/cost/exec$repeat" \
+      -- "$python" "$root/ci/gpu-ddp-step.py" || true
   done
-  verdict=$("$python" - "$out" "$rc" <<'PY'
-import json, statistics, sys
+  verdict=$("$python" - "$out" "$rc" "$root/ci/gpu-profile-breakdown.py" <<'PY'
+import json, statistics, subprocess, sys
 from pathlib import Path
-out, bench_rc = Path(sys.argv[1]), int(sys.argv[2])
+out, bench_rc, breakdown = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 problems, figures, tests = [], {}, []
 try:
     doc = json.loads((out / "cost/step_overhead.json").read_text())
@@ -568,6 +574,25 @@ if pairs:
     figures["ddp_x_probe"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in pairs), 3)
     figures["ddp_ranks"] = pairs[0][0]["world_size"]
     figures["ddp_parameters"] = pairs[0][0]["parameters"]
+
+# The profiles: where the difference goes (ci/gpu-profile-breakdown.py; its tables go into
+# docs/PERFORMANCE.md beside the ratios).
+profile = out / "cost/profile"
+for name, none, checks, tensors in (("transformer", "cuda-default_transformer-none.json",
+                                     "cuda-default_transformer-checks.json", figures.get("transformer_tensors")),
+                                    ("ddp", "ddp-none.json", "ddp-probe.json", None)):
+    args = [sys.executable, breakdown, "--without", str(profile / none), "--with", str(profile / checks),
+            "--name", name, "--json", str(profile / f"{name}.json"), "--markdown", str(profile / f"{name}.md")]
+    if tensors:
+        args += ["--tensors", str(tensors)]
+    run = subprocess.run(args, capture_output=True, text=True)
+    if run.returncode != 0:
+        problems.append(f"profile {name}: " + (run.stderr.strip() or f"exit {run.returncode}")[:200])
+        continue
+    c = json.loads(run.stdout)
+    tests.append(f"profile:{name}")
+    figures[f"{name}_profile"] = {k: c[k] for k in ("step_diff_us", "lockstep_us", "parts_us", "elsewhere_us",
+                                                  "calls_per_step") if k in c}
 print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
 PY
 ) || verdict='{"problems": ["could not read the cost runs in out/gpu/cost"], "figures": {}, "tests": []}'
@@ -972,6 +997,13 @@ if perf.exists() and "transformer_x_checks" in f:
             f"{f['transformer_step_ms_none']} ms a step without checks, {f['transformer_step_ms_checks']} ms "
             f"with the default checks: **x{f['transformer_x_checks']}** (overhead {f['transformer_overhead_pct']}%, "
             f"the check sections timed directly {f['transformer_direct_pct']}%). " + ddp)
+    # The profiles' tables (check cost, ci/gpu-profile-breakdown.py): where the difference goes.
+    tables = [p.read_text() for p in (Path(results).parent / "cost/profile" / f"{n}.md" for n in ("transformer", "ddp"))
+              if p.exists()]
+    if tables:
+        para += ("\n\nWhere the difference goes, from 5 steps of each side under the torch profiler "
+                 "(`ci/gpu-profile-breakdown.py`; lockstep's work is in its `lockstep.*` ranges):\n\n"
+                 + "\n".join(tables).rstrip("\n"))
     block = ("<!-- gpu-cost: written by ci/gpu-checks.sh (check cost), do not edit by hand -->\n" + para
              + "\n<!-- end gpu-cost -->")
     ptext = perf.read_text()

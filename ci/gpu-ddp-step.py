@@ -5,7 +5,14 @@ training step (zero_grad, forward, backward, optimizer step) between two device
 synchronizations, so that the step's kernels are inside its time. ci/gpu-checks.sh runs it bare
 under torchrun and under `lockstep exec` (the probe records every step), alternating, and the
 ratio of the medians is what the probe costs a CUDA DDP step. Rank 0 prints one line:
-`ddp-step {"step_s": <median>, "steps": N, "world_size": W, "parameters": P}`."""
+`ddp-step {"step_s": <median>, "steps": N, "world_size": W, "parameters": P}`.
+
+With DDP_STEP_PROFILE=PATH, PROFILE_STEPS (5) more steps run after the timed ones under the torch
+profiler (CPU and CUDA activities), each inside a `profile.step` range, and rank 0 writes the
+Chrome trace to PATH: the cost check profiles the program bare and under the probe, and
+ci/gpu-profile-breakdown.py says where the difference goes. The timed steps are not profiled.
+DDP_STEP_DEVICE=cpu runs the same program on the CPU over gloo (the CPU test of this script and of
+the breakdown, tests/ci_files_test.cc)."""
 import json
 import os
 import statistics
@@ -18,34 +25,64 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 STEPS = int(os.environ.get("DDP_STEP_STEPS", "40"))
 WARMUP = int(os.environ.get("DDP_STEP_WARMUP", "5"))
+PROFILE_STEPS = int(os.environ.get("DDP_STEP_PROFILE_STEPS", "5"))
 WIDTH = int(os.environ.get("DDP_STEP_WIDTH", "1120"))
 BATCH = int(os.environ.get("DDP_STEP_BATCH", "256"))
 
 
 def main():
     local = int(os.environ["LOCAL_RANK"])
-    device = torch.device("cuda", local)
-    torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device)
+    on_cpu = os.environ.get("DDP_STEP_DEVICE", "cuda") == "cpu"
+    if on_cpu:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    else:
+        device = torch.device("cuda", local)
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+
+    def synchronize():
+        if not on_cpu:
+            torch.cuda.synchronize()
+
     torch.manual_seed(0)
     layers = []
     for _ in range(8):
         layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
     model = nn.Sequential(*layers, nn.Linear(WIDTH, 10)).to(device)
-    ddp = DDP(model, device_ids=[local])
+    ddp = DDP(model, device_ids=None if on_cpu else [local])
     optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
     data = torch.Generator(device=device).manual_seed(100 + dist.get_rank())
     times = []
-    for step in range(WARMUP + STEPS):
+
+    def train_step():
         x = torch.randn(BATCH, WIDTH, device=device, generator=data)
-        torch.cuda.synchronize()
+        synchronize()
         t0 = time.perf_counter()
         optimizer.zero_grad()
         ddp(x).square().mean().backward()
         optimizer.step()
-        torch.cuda.synchronize()
+        synchronize()
+        return time.perf_counter() - t0
+
+    for step in range(WARMUP + STEPS):
+        seconds = train_step()
         if step >= WARMUP:
-            times.append(time.perf_counter() - t0)
+            times.append(seconds)
+    profile_to = os.environ.get("DDP_STEP_PROFILE")
+    if profile_to:
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        activities = [ProfilerActivity.CPU] + ([] if on_cpu else [ProfilerActivity.CUDA])
+        with profile(activities=activities) as prof:
+            for _ in range(PROFILE_STEPS):
+                with record_function("profile.step"):
+                    train_step()
+        if dist.get_rank() == 0:
+            prof.export_chrome_trace(profile_to)
+            # The export says nothing when it cannot write (a folder missing): the check must know.
+            if not os.path.isfile(profile_to):
+                raise SystemExit(f"ddp-step: the profile was not written to {profile_to}")
     if dist.get_rank() == 0:
         print("ddp-step " + json.dumps({"step_s": statistics.median(times), "steps": len(times),
                                         "world_size": dist.get_world_size(),

@@ -19,7 +19,8 @@
 # results.jsonl to /root/gpu-out, outside the working tree, so that a second call finds them.
 # $OUT gets at most 8 files: toolchain.txt (what issue 35 needs to know about the compiler and the
 # probe extension's libraries), results.jsonl, GPU.md, gpu-results.json, PERFORMANCE.md and
-# gpu-logs.tar.gz (the logs and reports of every check, no traces; under 16 MiB), and for a crash
+# gpu-logs.tar.gz (the logs and reports of every check and the cost check's torch profiles, no
+# rank traces; under 16 MiB), and for a crash
 # of the cost or nccl_plugin check its native stack (bench-stack.txt, nccl-stack.txt). A short table of
 # the checks is printed last. Exit status: gpu-checks.sh's.
 set -uo pipefail
@@ -140,9 +141,10 @@ done
 
 cp "$results/results.jsonl" "$out_dir/" 2>/dev/null
 for f in docs/GPU.md docs/gpu-results.json docs/PERFORMANCE.md; do cp "$root/$f" "$out_dir/" 2>/dev/null; done
-# Every log and report, not the traces (they are large and the reports name what they hold).
-(cd "$results" && find . -type f \( -name '*.log' -o -name '*.list' -o -name '*.json' -o -name '*.md' -o -name '*.xml' \) \
-   ! -path '*/traces/*' -size -4M -print0 | tar --null -czf "$out_dir/gpu-logs.tar.gz" -T - 2>/dev/null)
+# Every log and report, not the traces (they are large and the reports name what they hold), and
+# the cost check's torch-profiler traces whatever their size (cost/profile: they compress tenfold).
+(cd "$results" && find . -type f \( \( -name '*.log' -o -name '*.list' -o -name '*.json' -o -name '*.md' -o -name '*.xml' \) \
+   ! -path '*/traces/*' -size -4M -o -path './cost/profile/*' \) -print0 | tar --null -czf "$out_dir/gpu-logs.tar.gz" -T - 2>/dev/null)
 if [[ $(stat -c %s "$out_dir/gpu-logs.tar.gz" 2>/dev/null || echo 0) -gt 16000000 ]]; then
   (cd "$results" && find . -maxdepth 1 -name '*.log' -print0 | tar --null -czf "$out_dir/gpu-logs.tar.gz" -T -)
 fi

@@ -1,5 +1,6 @@
 #include "probe/recording_process_group.h"
 
+#include <ATen/record_function.h>
 #include <Python.h>
 
 #include <optional>
@@ -118,6 +119,7 @@ RecordingProcessGroup::~RecordingProcessGroup() {
 
 uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root,
                                       const std::string& reduce) {
+  RECORD_USER_SCOPE("lockstep.probe.collective_record");  // named in a torch profile (probe.py's _guard)
   CollectiveRecord r;
   r.group = group_;
   r.op = op;
@@ -129,6 +131,7 @@ uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, i
 }
 
 WorkPtr RecordingProcessGroup::End(WorkPtr work, uint64_t seq) {
+  RECORD_USER_SCOPE("lockstep.probe.collective_record");
   // The end is when the collective's result is ready, which for an asynchronous backend is after
   // this call returns (work_completion.h). The session may be gone by then.
   std::weak_ptr<ProbeSession> session = session_;

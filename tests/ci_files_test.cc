@@ -580,5 +580,93 @@ TEST(GpuJudgeCtestTest, EveryCtestCheckOfGpuChecksGoesThroughTheJudge) {
   EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
 }
 
+
+// --- ci/gpu-profile-breakdown.py: where the checks' microseconds go, from two canned traces ---
+
+// A Chrome trace of `steps` steps of `step_us` each on thread 1, each step starting with `inner`
+// (events given relative to the step's start) and its device events on stream 7.
+std::string CannedTrace(int steps, double step_us, const std::string& inner) {
+  std::string events;
+  for (int i = 0; i < steps; ++i) {
+    const double t0 = 1000.0 + i * 1000.0;
+    events += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"profile.step\",\"pid\":9,\"tid\":1,\"ts\":" +
+              std::to_string(t0) + ",\"dur\":" + std::to_string(step_us) + "},";
+    std::string body = inner;
+    for (size_t at; (at = body.find("T+")) != std::string::npos;) {
+      size_t end = body.find_first_not_of("0123456789.", at + 2);
+      body.replace(at, end - at, std::to_string(t0 + std::stod(body.substr(at + 2, end - at - 2))));
+    }
+    events += body;
+  }
+  events += "{\"ph\":\"i\",\"name\":\"marker\",\"ts\":0}";
+  return "{\"traceEvents\":[" + events + "]}";
+}
+
+testing::ProgramResult Breakdown(const std::string& without, const std::string& with, const std::string& extra = "") {
+  const testing::TempDir temp("lockstep_profile_breakdown_");
+  const fs::path a = temp.path() / "none.json", b = temp.path() / "checks.json";
+  std::ofstream(a) << without;
+  std::ofstream(b) << with;
+  std::vector<std::string> args = {"python3", (kSource / "ci/gpu-profile-breakdown.py").string(), "--without",
+                                   a.string(), "--with", b.string(), "--tensors", "4"};
+  if (!extra.empty()) args.push_back(extra);
+  return testing::RunProgram("/usr/bin/env", args, kSource);
+}
+
+// Every microsecond of lockstep's range lands in one part: the synchronization, the launch and
+// the copy calls first, then the operators around them, then the host code that is left.
+TEST(GpuProfileBreakdownTest, SplitsLockstepsRangesExclusively) {
+  const std::string kernel =
+      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":T+10,\"dur\":50},";
+  const std::string without = CannedTrace(2, 100, kernel);
+  const std::string with = CannedTrace(
+      2, 150,
+      kernel +
+          "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"lockstep.capture\",\"pid\":9,\"tid\":1,\"ts\":T+100,\"dur\":40},"
+          "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"lockstep.digest\",\"pid\":9,\"tid\":1,\"ts\":T+101,\"dur\":30},"
+          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":1,\"ts\":T+102,\"dur\":5},"
+          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::copy_\",\"pid\":9,\"tid\":1,\"ts\":T+110,\"dur\":15},"
+          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":9,\"tid\":1,\"ts\":T+112,\"dur\":5},"
+          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\",\"pid\":9,\"tid\":1,\"ts\":T+126,\"dur\":10},"
+          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":9,\"tid\":2,\"ts\":T+103,\"dur\":5},"
+          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ChunkTableKernel\",\"pid\":0,\"tid\":7,\"ts\":T+104,\"dur\":3},"
+          "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH\",\"pid\":0,\"tid\":7,\"ts\":T+128,\"dur\":2,"
+          "\"args\":{\"bytes\":256}},");
+  const testing::ProgramResult r = Breakdown(without, with);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"step_us\": [100.0, 150.0], \"step_diff_us\": 50.0, \"x_step\": 1.5"));
+  EXPECT_THAT(r.out, HasSubstr("\"lockstep_us\": 40.0"));
+  // Another thread's launch (tid 2) is not the step's.
+  EXPECT_THAT(r.out, HasSubstr("\"parts_us\": {\"sync\": 10.0, \"launch\": 5.0, \"copy\": 5.0, \"runtime\": 0.0, "
+                               "\"ops\": 10.0, \"host\": 10.0}"));
+  EXPECT_THAT(r.out, HasSubstr("\"elsewhere_us\": 10.0"));
+  EXPECT_THAT(r.out, HasSubstr("\"host_us_per_tensor\": 2.5"));
+  EXPECT_THAT(r.out, HasSubstr("\"kernels\": [1.0, 2.0]"));
+  EXPECT_THAT(r.out, HasSubstr("\"copy_bytes\": [0.0, 256.0]"));
+  EXPECT_THAT(r.out, HasSubstr("\"kernels_moved\": {\"ChunkTableKernel\": 1.0}"));
+}
+
+// The same steps on both sides: no difference anywhere, nothing of lockstep's.
+TEST(GpuProfileBreakdownTest, TheSameStepsGiveNoDifference) {
+  const std::string trace = CannedTrace(
+      3, 80, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":9,\"tid\":1,\"ts\":T+5,\"dur\":20},");
+  const testing::ProgramResult r = Breakdown(trace, trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"step_diff_us\": 0.0"));
+  EXPECT_THAT(r.out, HasSubstr("\"lockstep_us\": 0.0"));
+  EXPECT_THAT(r.out, HasSubstr("\"kernels_moved\": {}"));
+}
+
+// A trace without the step ranges cannot be judged: exit 2, the file named.
+TEST(GpuProfileBreakdownTest, ATraceWithoutStepsIsAnError) {
+  const std::string steps = CannedTrace(1, 80, "");
+  const testing::ProgramResult r = Breakdown(steps, "{\"traceEvents\":[]}");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("checks.json: no `profile.step` range"));
+  const testing::ProgramResult bad = Breakdown(steps, "{not json");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("cannot read the trace"));
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -1,5 +1,6 @@
 #include "harness/rank/step_recorder.h"
 
+#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 
 #include <chrono>
@@ -31,6 +32,9 @@ StepRecorder::StepRecorder(TraceWriter* writer) : writer_(writer) {}
 
 Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s,
                              StepRecord& record) {
+  // A torch profile names lockstep's work by these ranges (ci/gpu-profile-breakdown.py); without
+  // a profiler each costs a flag test.
+  RECORD_USER_SCOPE("lockstep.capture");
   record.step = step;
   record.loss = stats ? stats->loss : std::numeric_limits<double>::quiet_NaN();
   record.loss_reported = true;
@@ -70,9 +74,13 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   return Status::Ok();
 }
 
-Status StepRecorder::Write(const StepRecord& record) { return writer_->WriteStep(record); }
+Status StepRecorder::Write(const StepRecord& record) {
+  RECORD_USER_SCOPE("lockstep.write");
+  return writer_->WriteStep(record);
+}
 
 void StepRecorder::OnCollectiveBegin(const CollectiveFingerprint& fp) {
+  RECORD_USER_SCOPE("lockstep.collective_record");
   CollectiveRecord r;
   r.group = fp.group;
   r.seq = fp.seq;
@@ -88,6 +96,7 @@ void StepRecorder::OnCollectiveBegin(const CollectiveFingerprint& fp) {
 }
 
 void StepRecorder::OnCollectiveEnd(const CollectiveFingerprint& fp, const Status& /*status*/) {
+  RECORD_USER_SCOPE("lockstep.collective_record");
   Status s = writer_->WriteCollectiveEnd(fp.group, fp.seq, WallSeconds());
   if (status_.ok() && !s.ok()) status_ = s;
 }

@@ -504,8 +504,17 @@ def _write_record(loss):
     _ext().set_discovery_context("step", s.step)
 
 
+def _profiling():
+    """Whether a torch profiler is recording (torch.profiler.profile sets this flag on entry):
+    then the probe's own work is named in its trace, so that a profile of a program under
+    `lockstep exec` says which microseconds are the probe's (ci/gpu-profile-breakdown.py)."""
+    prof = sys.modules.get("torch.autograd.profiler")
+    return prof is not None and getattr(prof, "_is_profiler_enabled", False)
+
+
 def _guard(fn):
     """Runs a probe action; an error in it stops the probe (never the program)."""
+    label = "lockstep.probe." + fn.__name__.strip("_")
 
     def run(*args, **kwargs):
         st = _STATE
@@ -514,6 +523,11 @@ def _guard(fn):
         t0, c0 = time.perf_counter(), time.thread_time()
         try:
             with st.lock:
+                if _profiling():
+                    import torch
+
+                    with torch.autograd.profiler.record_function(label):
+                        return fn(*args, **kwargs)
                 return fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 -- the program must not die of its probe
             _fail("%s: %s" % (type(e).__name__, e))
