@@ -606,7 +606,8 @@ fi
 
 
 # The probe check (the longest, about 4 minutes on 16 cores, mostly Python ranks on the CPU) runs
-# in the background from here, beside the checks after it, once the cost check has measured alone:
+# in the background after the sdpa and nccl checks, beside the checks after them, once the cost
+# check has measured alone:
 # in a row they did not fit one call of a lent machine (2026-11-27: the probe was cut after 42 s).
 # It records its own row when it ends; the docs are written after it.
 probe_check() {
@@ -635,19 +636,6 @@ probe_check() {
     LOCKSTEP_EXAMPLE_REPEATS_MAX=1 run_ctest probe ctest-probe.log "$probe_gpu_tests" -L probe -j "$probe_jobs" -E "^($left_out)\$"
   fi
 }
-probe_pid=""
-if want probe; then
-  # Its limit is what the deadline leaves, not --check-timeout: it ends with the others anyway
-  # (about 280 s of 8 jobs for the 63 tests, by the 2026-11-27 run's 36 job-seconds a test).
-  (
-    status=0
-    check_clock=$(date +%s)
-    [[ -n $deadline_at ]] && check_timeout=$(( deadline_at - check_clock ))
-    probe_check
-    exit $status
-  ) &
-  probe_pid=$!
-fi
 
 if want sdpa && needs sdpa models_test; then
   # The CUDA attention test (flash and SDPA against float64 naive attention, fp32 and bf16, forward
@@ -663,6 +651,22 @@ if want nccl && needs nccl comm_nccl_test; then
   fi
   # -V output lets the judge see gtest's [  SKIPPED ] under mpirun (ctest counts it as passed).
   run_ctest nccl ctest-nccl.log "$nccl_required" -R "$nccl_np"
+fi
+
+probe_pid=""
+# Started after sdpa and nccl: beside the probe's 8 jobs of Python ranks, the CPU attention tests
+# (torch on every core) took 134 s instead of 5 and the check ran past its limit (2026-11-28).
+if want probe; then
+  # Its limit is what the deadline leaves, not --check-timeout: it ends with the others anyway
+  # (about 280 s of 8 jobs for the 63 tests, by the 2026-11-27 run's 36 job-seconds a test).
+  (
+    status=0
+    check_clock=$(date +%s)
+    [[ -n $deadline_at ]] && check_timeout=$(( deadline_at - check_clock ))
+    probe_check
+    exit $status
+  ) &
+  probe_pid=$!
 fi
 
 if want suite && needs suite lockstep lockstep-rank comm_test; then

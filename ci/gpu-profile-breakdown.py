@@ -213,10 +213,10 @@ def markdown(name, c):
     p, calls, g = c["parts_us"], c["calls_per_step"], c["gpu"]
     per_tensor = f" ({c['host_us_per_tensor']} us a tensor over {c['tensors']})" if "tensors" in c else ""
     rows = [
-        f"| {name}: per step, mean of {c['steps'][1]} profiled steps | us |",
+        f"| {name}: per step of {c['steps'][1]} profiled (step: median; parts: mean) | us |",
         "|---|---:|",
         f"| step without checks / with | {c['step_us'][0]} / {c['step_us'][1]} (x{c['x_step']}) |",
-        f"| **difference** | **{c['step_diff_us']}** |",
+        f"| **difference** (profiled: the profiler's own cost included) | **{c['step_diff_us']}** |",
         f"| inside lockstep's ranges | {c['lockstep_us']} |",
         f"| - waiting for the device (synchronize, blocking copies: {calls['sync']} a step) | {p['sync']} |",
         f"| - kernel launches ({calls['launch']} a step) | {p['launch']} |",

@@ -69,6 +69,14 @@ void ExecCatalogEntry(const std::string& name, const std::string& launcher = "",
     if (!why.empty()) GTEST_SKIP() << why;
   }
   if (e.launcher == "torchrun" || e.launcher == "accelerate") PutPythonEnvironmentFirstOnPath();
+  // The catalog is the CPU story, on any machine: its programs see no GPU. On a CUDA host torch
+  // 2.11 changes what some of them do unasked, and they fail bare, without lockstep: a bare
+  // init_process_group() (init_device_mesh("cpu") makes one) creates only NCCL, so a CPU
+  // collective finds no backend; fully_shard's default mesh puts rank r on cuda:r, an invalid
+  // ordinal with one GPU (the GPU run of 2026-11-28, tp_mesh_only, tp_mesh_only_bias_edit and
+  // fsdp2_meta_init on one H100). The probe's CUDA road is its own cases' (probe_catalog_test's
+  // cuda_weight_edit). Each ctest test is its own process, so the variable stays with this one.
+  ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
   // Generous: the frameworks take seconds to import on a loaded machine; a real hang is cut by
   // the watchdog. A bug that hangs says its own (still generous) limit in its sidecar.
   const std::string hang_timeout = std::to_string(static_cast<int>(e.hang_timeout_s.value_or(60)));
