@@ -10,7 +10,7 @@
 
 #include "harness/core/cuda_driver_version.h"
 #include "harness/core/status.h"
-#include "harness/launcher/launcher.h"
+#include "harness/launcher/launch_spec.h"
 
 namespace lockstep {
 

@@ -19,6 +19,8 @@
 #include "harness/core/untrusted_input.h"
 #include "harness/launcher/interrupt_guard.h"
 #include "harness/launcher/launch_command.h"
+#include "harness/launcher/launch_judgement.h"
+#include "harness/launcher/launcher_kind.h"
 #include "harness/launcher/rendezvous_port.h"
 #include "harness/launcher/launcher_output_parser.h"
 #include "harness/launcher/process_tree.h"
@@ -57,17 +59,6 @@ constexpr double kStarvedAfterS = 1.0;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string SignalName(int sig) {
-  const char* s = ::strsignal(sig);
-  return s ? std::string(s) : "signal " + std::to_string(sig);
-}
-
-std::string Join(const std::vector<int>& v, const char* sep = ",") {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + std::to_string(v[i]);
-  return out;
-}
-
 // The last few non-empty lines of a launcher's output, for a message.
 std::string LastLines(const std::string& text, int n) {
   std::vector<std::string> lines;
@@ -100,7 +91,7 @@ std::string RankErrorFromLog(const std::filesystem::path& log) {
 std::string DescribeWaitStatus(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
-    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + SignalName(WTERMSIG(status)) + ")";
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + SignalDescription(WTERMSIG(status)) + ")";
   }
   return "ended with wait status " + std::to_string(status);
 }
@@ -144,9 +135,11 @@ class LaunchRun {
   // when startup_timeout_s passes before that.
   bool CheckStartup();
   std::vector<int> StartupCulprits(const std::vector<int>& waiting) const;
-  // The harness error of a rank that failed without a footer because its trace's file system is
-  // full; empty when there is room.
-  std::string FullDiskError(int rank) const;
+  // " (N bytes free): its trace could not be written" when the traces' file system has no room
+  // left (a rank that failed there without a footer could not write it); empty when there is room.
+  std::string FullDiskError() const;
+  // What the launch looked like at its end, for JudgeLaunch.
+  LaunchObservation Observation() const;
   void CheckHang();
   // Samples the CPU use of every rank whose processes this host can see.
   void SampleCpu();
@@ -154,7 +147,6 @@ class LaunchRun {
   std::vector<RankActivity> Activities() const;
   // The process of rank r on this host: its trace header's pid, or the process started for it.
   std::optional<pid_t> LocalPid(int r) const;
-  std::string DescribeStall() const;
   // Whether a rank without a footer has a process on this host that is ending (IsEnding); each
   // such rank is remembered in ending_ranks_, with its signal.
   bool SomeRankIsEnding();
@@ -164,17 +156,8 @@ class LaunchRun {
   // Whether every failed rank stopped on a communication error (its footer says so): each may
   // echo a peer that is still dying, whose own end decides the verdict.
   bool OnlyCommunicationEchoesFailed() const;
-  // Ranks that stopped on an error of the harness: an error footer, or a failed rank without a
-  // footer whose log's last lockstep-rank line says so (never an exit code, which the program
-  // owns). Sets their RankExit::error.
-  std::vector<int> RankErrors();
-  // Of `rank_errors`, the collectives that failed because another rank died first (gloo says
-  // "Connection reset by peer" on the survivors): that rank's crash, not a harness error. When
-  // every rank error is such a failure and some rank died on its own, marks them
-  // RankExit::failed_after_peer, drops them from failed_ranks_ and returns true.
-  bool FailuresAfterAPeersDeath(const std::vector<int>& rank_errors);
   void Finish();
-  bool IsDirect() const { return spec_.kind == LauncherKind::kLocal || spec_.kind == LauncherKind::kNone; }
+  bool IsDirect() const { return KindInfo(spec_.kind).direct; }
   // How long a job launcher may take to say how a vanished rank died: kLauncherReportWindowS
   // while some rank still runs (a launcher that does not count the rank's end as a failure, such
   // as an exit 0 mid-run, never will), kLauncherExitWindowS once every rank has ended.
@@ -225,73 +208,10 @@ Status LaunchRun::Prepare() {
     std::filesystem::create_directories(dir, ec);
     if (ec) return IoError("cannot create " + dir.string() + ": " + ec.message());
   }
-  const char* path_env = std::getenv("PATH");
-  const std::string path_var = spec_.env.count("PATH") ? spec_.env.at("PATH") : (path_env ? path_env : "");
-  // Under srun the program is resolved on the compute nodes, not here.
-  if (spec_.kind != LauncherKind::kSrun) {
-    const std::string& program = spec_.rank_command[0];
-    auto resolved = FindExecutable(program, path_var);
-    if (!resolved) {
-      return NotFoundError("cannot start the rank program '" + program + "': " +
-                           (program.find('/') != std::string::npos ? "no such executable file"
-                                                                   : "not found on PATH"));
-    }
-    spec_.rank_command[0] = resolved->string();
-  }
-
-  if (spec_.kind == LauncherKind::kMpirun || spec_.kind == LauncherKind::kSrun) {
-    LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
-    AddStoreRendezvousEnv(spec_, hostname_, port);
-  }
-  switch (spec_.kind) {
-    case LauncherKind::kMpirun: {
-      LOCKSTEP_ASSIGN_OR_RETURN(auto mpirun, FindMpirun());
-      commands_.push_back(MpirunCommand(spec_, mpirun.string()));
-      command_rank_.push_back(-1);
-      break;
-    }
-    case LauncherKind::kSrun: {
-      auto srun = FindExecutable("srun", path_var);
-      if (!srun) return NotFoundError("srun not found on PATH (the srun launcher needs Slurm)");
-      commands_.push_back(SrunCommand(spec_, srun->string()));
-      command_rank_.push_back(-1);
-      break;
-    }
-    case LauncherKind::kLocal: {
-      LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
-      for (int r = 0; r < spec_.ranks; ++r) {
-        commands_.push_back(LocalRankCommand(spec_, r, port));
-        command_rank_.push_back(r);
-      }
-      break;
-    }
-    case LauncherKind::kTorchrun:
-    case LauncherKind::kAccelerate: {
-      const bool torchrun = spec_.kind == LauncherKind::kTorchrun;
-      const char* name = ToString(spec_.kind);
-      auto program = FindExecutable(name, path_var);
-      if (!program) {
-        return NotFoundError(std::string(name) + " not found on PATH (--launcher " + name + " needs " +
-                             (torchrun ? "PyTorch's torchrun: pip install torch" : "Hugging Face Accelerate: pip install accelerate") +
-                             " into the environment on PATH)");
-      }
-      LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
-      commands_.push_back(torchrun ? TorchrunCommand(spec_, program->string(), port)
-                                   : AccelerateCommand(spec_, program->string(), port));
-      command_rank_.push_back(-1);
-      break;
-    }
-    case LauncherKind::kNone: {
-      const int rank = RankFromEnvironment();
-      if (rank >= spec_.ranks) {
-        return InvalidArgumentError("this process is rank " + std::to_string(rank) + " of its job, but the launch asks for " +
-                                    std::to_string(spec_.ranks) + " ranks");
-      }
-      commands_.push_back(InJobRankCommand(spec_, rank));
-      command_rank_.push_back(rank);
-      break;
-    }
-  }
+  LOCKSTEP_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(spec_, hostname_));
+  commands_ = std::move(plan.commands);
+  command_rank_ = std::move(plan.command_rank);
+  report_.command = std::move(plan.summary);
 
   // Traces from an earlier run in the same directory would read as this run's progress. Only
   // the ranks this process starts are ours to clear (under --launcher none, the others belong
@@ -304,11 +224,6 @@ Status LaunchRun::Prepare() {
     }
   }
 
-  if (spec_.kind == LauncherKind::kLocal) {
-    report_.command = "local x" + std::to_string(spec_.ranks) + ": " + commands_[0].ToString();
-  } else {
-    report_.command = commands_[0].ToString();
-  }
   return Status::Ok();
 }
 
@@ -499,97 +414,12 @@ void LaunchRun::CheckLauncherProcess() {
   report_.message = std::string(launcher) + " " + DescribeWaitStatus(*status) + ": " + last_lines;
 }
 
-std::vector<int> LaunchRun::RankErrors() {
-  std::vector<int> errors;
-  for (int r = 0; r < spec_.ranks; ++r) {
-    const RankProgress& p = watcher_.rank(r);
-    RankExit& e = report_.ranks[static_cast<size_t>(r)];
-    const bool failed = std::find(failed_ranks_.begin(), failed_ranks_.end(), r) != failed_ranks_.end();
-    // The harness's error channel is the trace footer (and lockstep-rank's own last words), never
-    // an exit code: 2 and 3 are codes any program may return (a user's sys.exit(3) is a crash of
-    // that rank, not a harness error).
-    if (p.footer && IsErrorFooterStatus(p.footer_status)) {
-      e.error = p.footer_status;
-    } else if (failed && !p.footer && !(e.error = FullDiskError(r)).empty()) {
-      // The trace could not be written: the harness's I/O failure, not the program's crash.
-    } else if (failed && !p.footer) {
-      // mpirun may name another rank first, or not say the code: the rank's own last words decide.
-      e.error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
-    }
-    if (!e.error.empty()) errors.push_back(r);
-  }
-  return errors;
-}
-
-bool LaunchRun::FailuresAfterAPeersDeath(const std::vector<int>& rank_errors) {
-  if (rank_errors.empty()) return false;
-  for (int r : rank_errors) {
-    if (!IsCommunicationFailure(report_.ranks[static_cast<size_t>(r)].error)) return false;
-  }
-  std::vector<int> died;  // on their own, with no error of the harness
-  for (int r : failed_ranks_) {
-    if (std::find(rank_errors.begin(), rank_errors.end(), r) == rank_errors.end()) died.push_back(r);
-  }
-  if (died.empty()) {
-    // No peer died, but one may have left: it ended on its own with a clean footer (a user's
-    // sys.exit(0) mid-run) while the others waited in a collective it never began. That rank is
-    // the cause, not the first one whose collective failed.
-    for (int r = 0; r < spec_.ranks; ++r) {
-      if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end()) continue;
-      const RankProgress& p = watcher_.rank(r);
-      if (!p.footer || IsErrorFooterStatus(p.footer_status) || still_running_[static_cast<size_t>(r)]) continue;
-      bool left_them_waiting = false;
-      for (int q : rank_errors) {
-        for (const auto& [group, seq] : watcher_.rank(q).begun_seq_by_group) {
-          auto mine = p.begun_seq_by_group.find(group);
-          if (mine == p.begun_seq_by_group.end() || mine->second < seq) left_them_waiting = true;
-        }
-      }
-      if (!left_them_waiting) continue;
-      RankExit& e = report_.ranks[static_cast<size_t>(r)];
-      e.note = (e.exit_code ? "exited with code " + std::to_string(*e.exit_code) : std::string("ended")) +
-               " while its peers waited in a collective it never began";
-      e.left_peers_waiting = true;
-      died.push_back(r);
-    }
-  }
-  if (died.empty()) {
-    // No death was reported, but a rank's process was seen ending (its end slow: a core dump, a
-    // GPU context torn down) when its peers' collectives failed: a job launcher named a survivor
-    // first and stopped the job, or the rank had not been reaped when the launch ended.
-    for (const auto& [r, sig] : ending_ranks_) {
-      if (std::find(rank_errors.begin(), rank_errors.end(), r) != rank_errors.end() || watcher_.rank(r).footer) continue;
-      RankExit& e = report_.ranks[static_cast<size_t>(r)];
-      if (sig && !e.signal) e.signal = *sig;
-      e.note = (sig ? "killed by signal " + std::to_string(*sig) + " (" + SignalName(*sig) + "), seen as its process ended"
-                    : std::string("its process was seen ending")) +
-               " as its peers' collectives failed; " +
-               (IsDirect() ? std::string("it had not ended when the launch did")
-                           : std::string(ToString(spec_.kind)) + " named a peer first");
-      died.push_back(r);
-    }
-  }
-  if (died.empty()) return false;
-  for (int r : rank_errors) {
-    RankExit& e = report_.ranks[static_cast<size_t>(r)];
-    e.failed_after_peer = true;
-    e.note = "its collective failed after rank " + Join(died) + " died (" + e.error + ")";
-    e.error.clear();
-  }
-  failed_ranks_ = died;
-  return true;
-}
-
-std::string LaunchRun::FullDiskError(int rank) const {
-  // A rank whose trace stopped without a footer on a file system with no room left could not
-  // write it (its log, on the same disk, may hold nothing either).
-  const std::filesystem::path trace = RankTracePath(spec_.trace_dir, rank);
+std::string LaunchRun::FullDiskError() const {
   struct statvfs fs = {};
   if (::statvfs(spec_.trace_dir.c_str(), &fs) != 0) return "";
   const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
   if (free_bytes >= kFullDiskBytes) return "";
-  return "no space left on the file system of " + trace.string() + " (" + std::to_string(free_bytes) +
-         " bytes free): its trace could not be written";
+  return " (" + std::to_string(free_bytes) + " bytes free): its trace could not be written";
 }
 
 std::vector<int> LaunchRun::StartupCulprits(const std::vector<int>& waiting) const {
@@ -728,36 +558,6 @@ void LaunchRun::CheckHang() {
   ending_ = LaunchEnding::kHang;
 }
 
-std::string LaunchRun::DescribeStall() const {
-  std::ostringstream msg;
-  auto ranks = [](const std::vector<int>& v) { return std::string(v.size() == 1 ? "rank " : "ranks ") + Join(v); };
-  if (stall_.kind == StallKind::kQuietTooLong) {
-    const std::vector<int> busy = BusyRanks(stall_);
-    std::optional<int64_t> after;
-    for (int r : busy) {
-      const std::optional<int64_t> s = watcher_.rank(r).last_step;
-      if (s && (!after || *s < *after)) after = s;
-    }
-    msg << "no trace progress for " << static_cast<int64_t>(quiet_for_s_) << " s while " << ranks(busy)
-        << (busy.size() == 1 ? " was" : " were") << " still "
-        << (stall_.unseen.empty() ? "using CPU" : "running (CPU use not visible from this host)")
-        << " outside any collective, after step " << (after ? std::to_string(*after) : std::string("0"))
-        << ": a phase without collectives (evaluation, checkpointing, data loading?) longer than quiet_timeout_s = "
-        << spec_.quiet_timeout_s << " s (--quiet-timeout sets it; no rank waited on another)";
-  } else {
-    msg << "no trace progress for " << static_cast<int64_t>(quiet_for_s_) << " s (hang_timeout_s = " << spec_.hang_timeout_s
-        << " s, --hang-timeout sets it)";
-    if (!stall_.waiting.empty()) msg << "; " << ranks(stall_.waiting) << " waited inside a collective";
-    if (!stall_.idle.empty()) {
-      msg << "; " << ranks(stall_.idle) << " neither recorded progress nor used CPU outside any collective";
-    }
-    if (stall_.waiting.empty() && stall_.idle.empty()) msg << "; every rank had finished but did not exit";
-    msg << "; stalled ranks: "
-        << (report_.stalled_ranks.empty() ? std::string("none behind the others") : Join(report_.stalled_ranks));
-  }
-  return msg.str();
-}
-
 void LaunchRun::Watch() {
   if (watcher_.Poll()) last_progress_ = Clock::now();
   SampleCpu();
@@ -819,112 +619,43 @@ void LaunchRun::Finish() {
   }
   tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
   watcher_.Poll();
+  report_ = JudgeLaunch(Observation());
+}
 
-  // A failure of the harness on a rank is no crash of the system under test (nor is what the
-  // others did after it stopped).
-  std::vector<int> rank_errors;
-  if (*ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError) {
-    rank_errors = RankErrors();
-    if (FailuresAfterAPeersDeath(rank_errors)) {
-      ending_ = LaunchEnding::kCrash;
-      rank_errors.clear();
-    } else if (!rank_errors.empty()) {
-      ending_ = LaunchEnding::kRankError;
-      for (int r : rank_errors) {
-        if (std::find(failed_ranks_.begin(), failed_ranks_.end(), r) == failed_ranks_.end()) failed_ranks_.push_back(r);
-      }
+LaunchObservation LaunchRun::Observation() const {
+  LaunchObservation seen;
+  seen.ending = *ending_;
+  seen.kind = spec_.kind;
+  seen.direct = IsDirect();
+  seen.failed_ranks = failed_ranks_;
+  seen.ending_ranks = ending_ranks_;
+  seen.stall = stall_;
+  seen.quiet_for_s = quiet_for_s_;
+  seen.watcher_stalled = watcher_.StalledRanks();
+  seen.startup_stalled = report_.stalled_ranks;
+  seen.interrupt_signal = interrupt_signal_;
+  seen.launcher_message = report_.message;
+  seen.hang_timeout_s = spec_.hang_timeout_s;
+  seen.quiet_timeout_s = spec_.quiet_timeout_s;
+  seen.startup_timeout_s = spec_.startup_timeout_s;
+  seen.timeout_s = spec_.timeout_s;
+  seen.duration_s = SecondsSince(t0_);
+  seen.command = report_.command;
+  const std::string full_disk = FullDiskError();
+  for (int r = 0; r < spec_.ranks; ++r) {
+    RankObservation o;
+    o.progress = watcher_.rank(r);
+    o.exit = report_.ranks[static_cast<size_t>(r)];
+    o.still_running = still_running_[static_cast<size_t>(r)];
+    o.describe = watcher_.Describe(r);
+    const bool failed = std::find(failed_ranks_.begin(), failed_ranks_.end(), r) != failed_ranks_.end();
+    if (failed && !o.progress.footer) {
+      if (!full_disk.empty()) o.full_disk_error = "no space left on the file system of " + RankTracePath(spec_.trace_dir, r).string() + full_disk;
+      o.log_error = RankErrorFromLog(RankLogPath(spec_.log_dir, r));
     }
+    seen.ranks.push_back(std::move(o));
   }
-
-  const bool failed = !failed_ranks_.empty();
-  for (RankExit& e : report_.ranks) {
-    const RankProgress& p = watcher_.rank(e.rank);
-    e.last_step = p.last_step;
-    e.last_collective_begun = p.last_begun;
-    e.last_collective_completed = p.last_completed;
-    e.trace_finished = p.footer;
-    const bool named_failure = std::find(failed_ranks_.begin(), failed_ranks_.end(), e.rank) != failed_ranks_.end();
-    // Under a job launcher (mpirun, srun, torchrun), after a rank's failure it stopped the others itself.
-    const bool stopped_by_job_launcher = !IsDirect() && failed && !named_failure && !p.footer;
-    if ((still_running_[static_cast<size_t>(e.rank)] || stopped_by_job_launcher) && !named_failure &&
-        !e.failed_after_peer) {
-      e.killed_by_launcher = true;
-      const std::string why = *ending_ == LaunchEnding::kCrash || *ending_ == LaunchEnding::kRankError
-                                  ? "rank " + Join(failed_ranks_) + " failed"
-                                  : std::string("the launch ended: ") + ToString(*ending_);
-      e.note = "stopped by the launcher after " + why;
-      if (*ending_ == LaunchEnding::kHang || *ending_ == LaunchEnding::kTimeout) e.note += "; " + watcher_.Describe(e.rank);
-    }
-  }
-
-  std::ostringstream msg;
-  switch (*ending_) {
-    case LaunchEnding::kClean:
-      msg << "all " << spec_.ranks << " ranks finished";
-      break;
-    case LaunchEnding::kCrash:
-      for (size_t i = 0; i < failed_ranks_.size(); ++i) {
-        const RankExit& e = report_.ranks[static_cast<size_t>(failed_ranks_[i])];
-        msg << (i ? "; " : "") << "rank " << e.rank << ": " << e.note << "; last step "
-            << (e.last_step ? std::to_string(*e.last_step) : std::string("none"));
-      }
-      for (const RankExit& e : report_.ranks) {
-        if (e.failed_after_peer) msg << "; rank " << e.rank << ": " << e.note;
-      }
-      if (!report_.message.empty()) msg << " (" << report_.message << ")";
-      break;
-    case LaunchEnding::kHang: {
-      if (stall_.kind == StallKind::kQuietTooLong) {
-        report_.stalled_ranks = BusyRanks(stall_);
-      } else {
-        report_.stalled_ranks = watcher_.StalledRanks();
-        // Behind no one, yet idle (while the others wait, or with them): the ranks nothing moves.
-        if (report_.stalled_ranks.empty()) report_.stalled_ranks = stall_.idle;
-      }
-      msg << DescribeStall();
-      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
-      break;
-    }
-    case LaunchEnding::kStartupTimeout:
-      msg << "start-up timeout: rank" << (report_.stalled_ranks.size() == 1 ? " " : "s ") << Join(report_.stalled_ranks)
-          << " had not recorded step 0 (communicator, model, initial broadcast) after startup_timeout_s = "
-          << spec_.startup_timeout_s << " s";
-      {
-        std::vector<int> victims;
-        for (int r = 0; r < spec_.ranks; ++r) {
-          const RankProgress& p = watcher_.rank(r);
-          const bool named = std::find(report_.stalled_ranks.begin(), report_.stalled_ranks.end(), r) !=
-                             report_.stalled_ranks.end();
-          if (!named && !p.last_step && !p.footer) victims.push_back(r);
-        }
-        if (!victims.empty()) {
-          msg << " (rank" << (victims.size() == 1 ? " " : "s ") << Join(victims) << " wait"
-              << (victims.size() == 1 ? "s" : "") << " for " << (report_.stalled_ranks.size() == 1 ? "it" : "them")
-              << " in a collective)";
-        }
-      }
-      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
-      break;
-    case LaunchEnding::kRankError:
-      for (size_t i = 0; i < rank_errors.size(); ++i) {
-        msg << (i ? "; " : "") << "rank " << rank_errors[i] << " stopped on a harness error: "
-            << report_.ranks[static_cast<size_t>(rank_errors[i])].error;
-      }
-      break;
-    case LaunchEnding::kTimeout:
-      msg << "the launch ran past its timeout of " << spec_.timeout_s << " s";
-      for (int r = 0; r < spec_.ranks; ++r) msg << "\n  " << watcher_.Describe(r);
-      break;
-    case LaunchEnding::kInterrupted:
-      msg << "interrupted by " << SignalName(interrupt_signal_) << "; the ranks were stopped";
-      break;
-    case LaunchEnding::kLaunchFailed:
-      msg << report_.message;
-      break;
-  }
-  report_.ending = *ending_;
-  report_.message = msg.str();
-  report_.duration_s = SecondsSince(t0_);
+  return seen;
 }
 
 LaunchReport LaunchRun::Run() {
@@ -958,18 +689,6 @@ LaunchReport LaunchRun::Run() {
 
 }  // namespace
 
-template <>
-const NameTable<LauncherKind>& NamesOf<LauncherKind>() {
-  static const NameTable<LauncherKind> kTable = {{"mpirun", LauncherKind::kMpirun},
-                                                 {"srun", LauncherKind::kSrun},
-                                                 {"local", LauncherKind::kLocal},
-                                                 {"none", LauncherKind::kNone},
-                                                 {"torchrun", LauncherKind::kTorchrun},
-                                                 {"accelerate", LauncherKind::kAccelerate}};
-  return kTable;
-}
-
-const char* ToString(LauncherKind kind) { return NameOf(kind); }
 
 Result<LaunchReport> Launch(const LaunchSpec& in, const ProgressCallback& on_progress) {
   if (in.ranks < 1) return InvalidArgumentError("launch: ranks must be at least 1, got " + std::to_string(in.ranks));

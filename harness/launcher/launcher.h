@@ -1,66 +1,18 @@
 // Starts the N ranks of one scenario (any program), watches their traces, and ends them cleanly:
 // a hang, a crash, a timeout or a SIGINT/SIGTERM to us all end with every process of the launch
 // gone and a LaunchReport that says why. docs/LAUNCHER.md describes the behaviour in full.
+//
+// The folder, from the bottom: launch_spec.h (what is asked), launcher_kind.h (each kind's row:
+// how it starts the ranks), launch_command.h (the command lines), process_tree.h,
+// trace_watcher.h and rank_cpu.h (what is observed), stall_judgement.h and launch_judgement.h
+// (pure rules: a hang, and how the launch ended), this file's Launch (the watch loop).
 #pragma once
 
-#include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "harness/core/name_table.h"
 #include "harness/core/status.h"
+#include "harness/launcher/launch_spec.h"
 #include "harness/result/launch_report.h"
 
 namespace lockstep {
-
-enum class LauncherKind {
-  kMpirun,  // mpirun -np N (Open MPI)
-  kSrun,    // srun --mpi=pmix -n N (Slurm)
-  kLocal,   // torchrun-style: N local processes with RANK, WORLD_SIZE, MASTER_ADDR, ...
-  kNone,    // already inside a job (e.g. under srun): one local child, this process's rank
-  // PyTorch's own launchers, one process that starts the N local ranks itself: torchrun
-  // --nproc-per-node N (no elastic restarts), and Hugging Face's `accelerate launch`, which
-  // starts them through torchrun's machinery. Both are looked up on PATH.
-  kTorchrun,
-  kAccelerate,
-};
-template <> const NameTable<LauncherKind>& NamesOf<LauncherKind>();  // flags, report.json's context.launcher
-const char* ToString(LauncherKind kind);
-
-// Every process of a launch carries LOCKSTEP_LAUNCH_ID=<id> in its environment, so that the
-// launcher finds (and tests can assert the absence of) processes that left its process tree.
-inline constexpr const char* kLaunchIdEnv = "LOCKSTEP_LAUNCH_ID";
-// The world size the ranks must see; the rank program checks it (plain srun under Open MPI 5
-// silently starts N singletons).
-inline constexpr const char* kExpectWorldSizeEnv = "LOCKSTEP_EXPECT_WORLD_SIZE";
-
-struct LaunchSpec {
-  LauncherKind kind = LauncherKind::kMpirun;
-  int ranks = 1;
-  std::vector<std::string> rank_command;  // program + args, run once per rank
-  std::filesystem::path trace_dir;        // the ranks write rank-<r>.trace here
-  std::filesystem::path log_dir;          // rank-<r>.log per rank, launcher.log for mpirun/srun
-  // No trace progress for hang_timeout_s is a hang when the ranks wait on each other: every
-  // unfinished rank is inside a collective or uses no CPU (stall_judgement.h). While a rank
-  // outside any collective computes (an evaluation, a checkpoint), only quiet_timeout_s applies.
-  double hang_timeout_s = 60.0;           // <= 0: off
-  double quiet_timeout_s = 1800.0;        // <= 0: off
-  // Start-up (process start, communicator, model, initial broadcast) is timed apart from
-  // progress: until every rank's trace shows its step-0 record, only this limit applies.
-  double startup_timeout_s = 300.0;       // <= 0: off
-  double timeout_s = 0.0;                 // whole launch (<= 0: no limit)
-  std::map<std::string, std::string> env;  // extra environment for the ranks
-  std::vector<std::string> mpirun_args;    // extra launcher args (mpirun or srun), before the program
-  std::string launch_id;                   // the LOCKSTEP_LAUNCH_ID marker; empty: a random one
-  double kill_grace_s = 2.0;               // SIGTERM, then SIGKILL after this long
-};
-
-// Called on the launching thread whenever a rank's trace shows a newer step.
-using ProgressCallback = std::function<void(int rank, int64_t step)>;
 
 // Runs the launch to its end. An error Status means the spec itself is unusable (no ranks, no
 // command); everything that goes wrong at run time, starting included, is a LaunchReport ending.

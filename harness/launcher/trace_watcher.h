@@ -18,7 +18,7 @@
 #include "harness/trace/footer_status.h"  // IsErrorFooterStatus, IsCommunicationFailure
 #include "harness/trace/trace_parser.h"
 #include "harness/trace/trace_record.h"
-#include "harness/launcher/launcher.h"
+#include "harness/launcher/launch_spec.h"
 
 namespace lockstep {
 
