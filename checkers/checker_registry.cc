@@ -13,6 +13,7 @@
 #include "checkers/finite_checker.h"
 #include "checkers/golden_checker.h"
 #include "checkers/hang_checker.h"
+#include "checkers/node_lost_checker.h"
 #include "checkers/optimizer_state_checker.h"
 #include "checkers/reference_checker.h"
 #include "checkers/replica_weights_checker.h"
@@ -86,6 +87,8 @@ const std::vector<Entry>& Checkers() {
       {&Make<HangChecker>, DefaultUse::kAlways, kRankHangs, kNoTensors, InBand::kNo, LaunchEnding::kHang, {}},
       {&Make<CrashChecker>, DefaultUse::kAlways, kRankCrashes, kNoTensors, InBand::kNo, LaunchEnding::kCrash, {}},
       {&Make<StartupChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, LaunchEnding::kStartupTimeout, {}},
+      // It judges a lost host whatever `checks:` lists; only a multi-host launch can end so.
+      {&Make<NodeLostChecker>, DefaultUse::kOptIn, kNone, kNoTensors, InBand::kNo, LaunchEnding::kNodeLost, {}},
       {&Make<ConfigAgreementChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       // It compares every replica's tensors with the 1-rank run's too, so it sees a lone replica.
       {&Make<ReferenceChecker>, DefaultUse::kWhenComparable, kDriftFromCleanRun | kReplicaWeightsDiffer, kNoTensors,

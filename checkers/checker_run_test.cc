@@ -50,7 +50,8 @@ TEST(CheckerRunTest, OnlyCheckersThatNeedAScenarioOrALaunchSayWhy) {
     const auto checker = MakeChecker(name);
     const bool scenario_bound = name == "reference" || name == "determinism" || name == "golden";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/true).empty(), scenario_bound) << name;
-    const bool launch_bound = scenario_bound || name == "crash" || name == "hang" || name == "startup";
+    const bool launch_bound = scenario_bound || name == "crash" || name == "hang" || name == "startup" ||
+                              name == "node_lost";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/false).empty(), launch_bound) << name;
   }
 }

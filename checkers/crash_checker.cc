@@ -23,7 +23,7 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   // The launcher killed the ranks itself; their signals are its own doing.
   if (ending == LaunchEnding::kHang || ending == LaunchEnding::kTimeout || ending == LaunchEnding::kInterrupted ||
       ending == LaunchEnding::kLaunchFailed || ending == LaunchEnding::kStartupTimeout ||
-      ending == LaunchEnding::kRankError) {
+      ending == LaunchEnding::kRankError || ending == LaunchEnding::kNodeLost) {
     return {};
   }
   const std::vector<RankTrace>& traces = context.traces;

@@ -24,6 +24,9 @@ packages=(
   clang                               # libFuzzer: the fuzz targets of fuzz/ (ci/fuzz.sh)
   libclang-rt-dev                     # libFuzzer's runtime: clang only recommends it on Debian 13
   ccache                              # a second build tree (a fresh clone, the fuzz tree) is cheap
+  slurmctld slurmd slurm-client munge # a real Slurm cluster in namespaces on this machine
+                                      # (ci/slurm-cluster.sh, the multihost tests)
+  libpmix-dev                         # its libpmix.so, which Slurm's pmix plugin loads (srun --mpi=pmix)
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)

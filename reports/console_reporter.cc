@@ -138,7 +138,10 @@ void ConsoleReporter::OnScenarioEnd(const ScenarioResult& result) {
   }
   out_ << "\n";
   if (const std::string judged = JudgedSummary(result); !judged.empty()) {
-    out_ << "  " << result.steps << (result.steps == 1 ? " step" : " steps") << " recorded; compared: " << judged << "\n";
+    out_ << "  " << result.steps << (result.steps == 1 ? " step" : " steps") << " recorded" << HostsPhrase(result)
+         << "; compared: " << judged << "\n";
+  } else if (const std::string hosts = HostsPhrase(result); !hosts.empty()) {
+    out_ << "  ran" << hosts << "\n";
   }
   out_ << std::flush;
 }

@@ -1,5 +1,7 @@
 #include "reports/report_text.h"
 
+#include <map>
+
 #include <cmath>
 #include <cstdio>
 
@@ -112,6 +114,21 @@ std::string FormatSeconds(double seconds) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2f s", seconds);
   return buf;
+}
+
+std::string HostsPhrase(const ScenarioResult& scenario) {
+  std::map<std::string, std::vector<int>> by_host;
+  for (const auto& [rank, host] : scenario.rank_hosts) by_host[host].push_back(rank);
+  if (by_host.size() < 2) return "";
+  std::string out = " on " + std::to_string(by_host.size()) + " hosts (";
+  bool first = true;
+  for (const auto& [host, ranks] : by_host) {
+    std::string list;
+    for (int r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+    out += std::string(first ? "" : "; ") + host + ": " + (ranks.size() == 1 ? "rank " : "ranks ") + list;
+    first = false;
+  }
+  return out + ")";
 }
 
 }  // namespace lockstep

@@ -28,6 +28,9 @@ std::string JudgedText(const CheckerVerdict& verdict);
 // "replica_weights: 4 param tensors in 6 steps, 1 group; synced_grads: ..." over the verdicts
 // that say what they compared; "" when none does.
 std::string JudgedSummary(const ScenarioResult& scenario);
+// " on 2 hosts (node0: ranks 0,1; node1: ranks 2,3)" for a scenario whose ranks ran on several
+// hosts (their traces say where); "" on one.
+std::string HostsPhrase(const ScenarioResult& scenario);
 
 // For a scenario that passed although no parameter had a replica to compare (a fully sharded
 // program): "no parameter had a replica to compare (replica_weights compared nothing)"; else "".

@@ -31,6 +31,7 @@ struct ExecFlags {
   std::string name;
   bool reuse_out = false;
   std::vector<std::string> mpirun_args;
+  HostPlacement hosts;
   std::vector<std::string> expect_discovery;  // NAME or NAME=TIMES
   std::string recorders = "auto";
   std::vector<std::string> command;
@@ -99,7 +100,8 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
       ->type_name("DIR");
   cmd->add_option("--launcher", flags->launcher,
                   "How ranks start: local (default: N processes on this machine, as torchrun does), mpirun, srun "
-                  "(torchrun's variables filled in from the launcher's), none (already inside a job), torchrun "
+                  "(the ranks on a Slurm allocation's nodes, torchrun's variables filled in from srun's; see "
+                  "--nodes), none (already inside a job), torchrun "
                   "(torchrun --nproc-per-node N --max-restarts 0), accelerate (accelerate launch, configured on "
                   "its command line); torchrun and accelerate are looked up on PATH")
       ->capture_default_str()
@@ -130,6 +132,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   "Extra argument for mpirun or srun, one per use (repeatable: --mpirun-args=--mca "
                   "--mpirun-args=btl --mpirun-args=self,tcp)")
       ->allow_extra_args(false);
+  AddHostFlags(*cmd, flags->hosts);
   cmd->add_option("--expect-discovery", flags->expect_discovery,
                   "A discovery call the program may make at any time, at most TIMES per process (default 1); "
                   "without it every discovery call must come before the first optimizer step (repeatable; "
@@ -164,6 +167,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             std::map<std::string, int> discovery_allowed;
             if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
             if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
+            if (ready.ok()) ready = CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher));
             // The PMPI wrappers go into MPI programs only: by default, ranks that mpirun starts, when
             // that mpirun is Open MPI's (the MPI they are built against).
             const std::filesystem::path recorder_dir = RecorderDir(env.program_dir);
@@ -224,6 +228,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             if (flags->quiet_timeout_s > 0) options.overrides.quiet_timeout_s = flags->quiet_timeout_s;
             if (flags->startup_timeout_s > 0) options.overrides.startup_timeout_s = flags->startup_timeout_s;
             options.mpirun_args = flags->mpirun_args;
+            options.hosts = flags->hosts;
             for (const auto& arg : env.command_line) {
               options.command_line += (options.command_line.empty() ? "" : " ") + arg;
             }

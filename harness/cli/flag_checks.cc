@@ -58,4 +58,37 @@ Status CheckScenarioLauncher(LauncherKind launcher) {
                               "(local starts the ranks the way torchrun does)");
 }
 
+void AddHostFlags(CLI::App& cmd, HostPlacement& hosts) {
+  cmd.add_option("--nodes", hosts.nodes,
+                 "Several hosts: run the ranks on N nodes of a Slurm allocation (this job's, or one lockstep asks "
+                 "for with salloc from a login node and gives back), an agent on each node streaming its ranks' "
+                 "traces and logs to --out here (with --launcher srun, torchrun: one torchrun per node, or mpirun "
+                 "inside an allocation)")
+      ->check(WholeNumberBetween(1, 4096))
+      ->type_name("N");
+  cmd.add_option("--ntasks-per-node", hosts.ranks_per_node, "Several hosts: ranks per node (srun's --ntasks-per-node)")
+      ->check(WholeNumberBetween(1, 4096))
+      ->type_name("K");
+  cmd.add_option("--node-dir", hosts.node_dir,
+                 "Several hosts: a folder local to each node where its ranks write before their agent streams the "
+                 "files here (default /tmp; a folder the nodes share is refused)")
+      ->type_name("DIR");
+  cmd.add_option("--node-timeout", hosts.node_timeout_s,
+                 "Several hosts: seconds without a word from a node's agent before the node is lost (default 10)")
+      ->check(SecondsBetween(1, 3600));
+}
+
+Status CheckHostFlags(const HostPlacement& hosts, LauncherKind launcher) {
+  const HostPlacement defaults;
+  const bool given_nodes = hosts.nodes > 0;
+  const bool others = hosts.ranks_per_node > 0 || hosts.node_dir != defaults.node_dir ||
+                      hosts.node_timeout_s != defaults.node_timeout_s;
+  if (launcher == LauncherKind::kSrun) return Status::Ok();
+  if (given_nodes && (launcher == LauncherKind::kTorchrun || launcher == LauncherKind::kMpirun)) return Status::Ok();
+  const std::string flag = given_nodes ? "--nodes" : "--ntasks-per-node, --node-dir and --node-timeout";
+  if (!given_nodes && !others) return Status::Ok();
+  return InvalidArgumentError(flag + ": only for a launch on several hosts (--launcher srun; torchrun or mpirun with "
+                              "--nodes); the ranks start with --launcher " + std::string(ToString(launcher)) + " here");
+}
+
 }  // namespace lockstep

@@ -25,6 +25,13 @@ CLI::Validator WholeNumberBetween(long long min, long long max);
 // none it would be dropped without a word, so it is refused (InvalidArgument, naming the flag).
 Status CheckMpirunArgs(const std::vector<std::string>& mpirun_args, LauncherKind launcher);
 
+// The flags of a launch on several hosts (docs/LAUNCHER.md, "Several hosts"), shared by run,
+// exec and selftest: --nodes, --ntasks-per-node, --node-dir, --node-timeout.
+void AddHostFlags(CLI::App& cmd, HostPlacement& hosts);
+// They act only where the ranks run on a Slurm allocation's nodes (srun; torchrun and mpirun given
+// --nodes): elsewhere they would be dropped without a word, so they are refused (naming the flag).
+Status CheckHostFlags(const HostPlacement& hosts, LauncherKind launcher);
+
 // torchrun and accelerate start a Python program (`lockstep exec`); lockstep's own scenarios
 // (`lockstep run`, `lockstep repro`) start lockstep-rank with mpirun, srun, local or none, so
 // those two are refused there (InvalidArgument, naming the flag and what to use instead).

@@ -34,6 +34,7 @@ struct RunFlags {
   bool reuse_out = false;
   std::vector<std::string> checks;
   std::vector<std::string> mpirun_args;
+  HostPlacement hosts;
   std::string fixtures = "fixtures";
   ReportOutputs reports;
 };
@@ -57,7 +58,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--out", flags->out, "Run directory: report.json and each scenario's traces and logs")
       ->capture_default_str();
   cmd->add_option("--launcher", flags->launcher,
-                  "How ranks start: mpirun (default), srun (Slurm, --mpi=pmix), local (torchrun-style "
+                  "How ranks start: mpirun (default), srun (Slurm: the ranks on an allocation's nodes, see --nodes), local (torchrun-style "
                   "processes with RANK/WORLD_SIZE/MASTER_ADDR, for gloo and nccl), none (already inside a job)")
       ->capture_default_str()
       ->check(CLI::IsMember(NameList<LauncherKind>()));
@@ -97,6 +98,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
   cmd->add_option("--check", flags->checks,
                   "Add a checker to every scenario (repeatable), e.g. determinism or golden");
   cmd->add_option("--mpirun-args", flags->mpirun_args, "Extra arguments for mpirun or srun (repeatable)");
+  AddHostFlags(*cmd, flags->hosts);
   cmd->add_option("--fixtures", flags->fixtures, "Fixtures folder (golden files)")->capture_default_str();
   cmd->add_flag("--reuse-out", flags->reuse_out,
                 "Run into an --out directory that exists, is not empty and is not a lockstep run directory "
@@ -116,6 +118,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             LOCKSTEP_RETURN_IF_ERROR(CheckOutputs(*flags, scenarios));
             LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)));
             LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
+            LOCKSTEP_RETURN_IF_ERROR(CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher)));
             std::string compare_error;
             const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
             if (!compare) return InvalidArgumentError(compare_error);
@@ -131,6 +134,7 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
             options.fail_fast = *compare == CompareMode::kInBand;
             options.overrides.extra_checks = flags->checks;
             options.mpirun_args = flags->mpirun_args;
+            options.hosts = flags->hosts;
             options.rank_program = env.program_dir / "lockstep-rank";
             options.fixtures_dir = flags->fixtures;
             for (const auto& arg : env.command_line) {

@@ -22,6 +22,7 @@ struct SelftestFlags {
   std::string launcher = "mpirun";
   std::string backend;
   std::string device;
+  HostPlacement hosts;
   ReportOutputs reports;
 };
 
@@ -48,6 +49,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
                   "Override every scenario's device: cpu or cuda (the injections must be caught on the GPU as "
                   "on the CPU)")
       ->check(CLI::IsMember(NameList<Device>()));
+  AddHostFlags(*cmd, flags->hosts);
   AddReportFlags(*cmd, flags->reports);
 
   return {cmd, [flags, &env]() -> CommandResult {
@@ -57,6 +59,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
             LOCKSTEP_RETURN_IF_ERROR(injections.status());
             LOCKSTEP_RETURN_IF_ERROR(clean.status());
             LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
+            LOCKSTEP_RETURN_IF_ERROR(CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher)));
             for (const auto& s : *injections) {
               if (s.inject.empty() || s.expect_fail.empty()) {
                 return InvalidArgumentError(s.location.file + ": selftest catalog scenarios need `inject:` and `expect:`");
@@ -65,6 +68,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
 
             RunOptions options;
             options.launcher = *FromString<LauncherKind>(flags->launcher);
+            options.hosts = flags->hosts;
             if (!flags->backend.empty()) options.overrides.backend = *FromString<Backend>(flags->backend);
             if (!flags->device.empty()) options.overrides.device = *FromString<Device>(flags->device);
             options.rank_program = env.program_dir / "lockstep-rank";

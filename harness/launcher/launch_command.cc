@@ -150,21 +150,56 @@ LaunchCommand MpirunCommand(const LaunchSpec& spec, const std::string& mpirun) {
   return cmd;
 }
 
-LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun) {
+namespace {
+
+// srun's own part of a step's command line.
+std::vector<std::string> SrunStepArgs(const std::string& srun, const SrunStep& step) {
+  return {srun,
+          "--jobid=" + step.job_id,
+          // The agents' step runs beside this one on the same nodes.
+          "--overlap",
+          "--nodelist=" + step.nodelist,
+          "--nodes=" + std::to_string(step.nodes),
+          "--cpu-bind=none",
+          "--job-name=" + step.name};
+}
+
+}  // namespace
+
+LaunchCommand SrunStepCommand(const LaunchSpec& spec, const std::string& srun, const SrunStep& step) {
   LaunchCommand cmd;
   // srun exports the whole environment to the tasks by default (--export=ALL).
   cmd.env = CommonRankEnv(spec);
-  cmd.argv = {srun,
-              "--mpi=pmix",
-              "-n",
-              std::to_string(spec.ranks),
-              // Like mpirun: one failing task ends the step instead of leaving the others waiting.
-              "--kill-on-bad-exit=1",
-              "--cpu-bind=none",
-              // %t is the task id (the rank); stderr follows --output when --error is not given.
-              "--output=" + (spec.log_dir / "rank-%t.log").string()};
+  cmd.argv = SrunStepArgs(srun, step);
+  cmd.argv.push_back("--ntasks=" + std::to_string(spec.ranks));
+  if (step.ranks_per_node > 0) cmd.argv.push_back("--ntasks-per-node=" + std::to_string(step.ranks_per_node));
+  cmd.argv.push_back("--mpi=" + step.mpi);
+  // Like mpirun: one failing task ends the step instead of leaving the others waiting.
+  cmd.argv.push_back("--kill-on-bad-exit=1");
+  // %t is the task id (the rank); stderr follows --output when --error is not given.
+  cmd.argv.push_back("--output=" + (spec.log_dir / "rank-%t.log").string());
   cmd.argv.insert(cmd.argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
   cmd.argv.insert(cmd.argv.end(), spec.rank_command.begin(), spec.rank_command.end());
+  cmd.output = LauncherLogPath(spec.log_dir);
+  return cmd;
+}
+
+LaunchCommand TorchrunPerNodeCommand(const LaunchSpec& spec, const std::string& srun, const SrunStep& step,
+                                     const std::string& torchrun, const std::string& rdzv_endpoint) {
+  LaunchCommand cmd;
+  cmd.env = CommonRankEnv(spec);
+  cmd.env[kLogDirEnv] = spec.log_dir.string();
+  const int per_node = step.ranks_per_node > 0 ? step.ranks_per_node : (spec.ranks + step.nodes - 1) / step.nodes;
+  cmd.argv = SrunStepArgs(srun, step);
+  cmd.argv.insert(cmd.argv.end(), {"--ntasks-per-node=1", "--kill-on-bad-exit=1", "--mpi=none"});
+  cmd.argv.insert(cmd.argv.end(), spec.mpirun_args.begin(), spec.mpirun_args.end());
+  // The c10d rendezvous numbers the nodes as their agents join; the endpoint's node hosts it.
+  cmd.argv.insert(cmd.argv.end(),
+                  {torchrun, "--nnodes",
+                   std::to_string(step.nodes), "--nproc-per-node", std::to_string(per_node), "--rdzv-backend", "c10d",
+                   "--rdzv-endpoint", rdzv_endpoint, "--rdzv-id", spec.launch_id, "--max-restarts", "0",
+                   "--no-python"});
+  AppendRedirectedRankCommand(spec, cmd);
   cmd.output = LauncherLogPath(spec.log_dir);
   return cmd;
 }

@@ -42,8 +42,28 @@ std::map<std::string, std::string> CommonRankEnv(const LaunchSpec& spec);
 // messages go to log_dir/launcher.log, where the crash parser reads them.
 LaunchCommand MpirunCommand(const LaunchSpec& spec, const std::string& mpirun);
 
-// srun --mpi=pmix -n N --kill-on-bad-exit=1 --cpu-bind=none --output=log_dir/rank-%t.log ...
-LaunchCommand SrunCommand(const LaunchSpec& spec, const std::string& srun);
+// A job step of a multi-host launch inside allocation `job_id` (host_group.h), on `nodelist`.
+struct SrunStep {
+  std::string job_id;
+  std::string nodelist;    // "node0,node1"
+  int nodes = 1;
+  int ranks_per_node = 0;  // 0: as Slurm spreads the tasks
+  std::string mpi = "none";  // srun's --mpi plugin: pmix for MPI ranks, none for gloo and NCCL
+  std::string name;        // --job-name, lockstep-<launch id>-<what>
+};
+
+// The ranks as the tasks of one step: srun --jobid J --overlap --nodelist L -N n -n N
+// [--ntasks-per-node K] --mpi=M --kill-on-bad-exit=1 --cpu-bind=none --job-name S
+// --output=log_dir/rank-%t.log <mpirun_args> prog args. log_dir is each node's own (the stage).
+LaunchCommand SrunStepCommand(const LaunchSpec& spec, const std::string& srun, const SrunStep& step);
+
+// torchrun on each node, started as one task per node of a step: srun ... --ntasks-per-node=1
+// torchrun --nnodes n --nproc-per-node K --rdzv-backend c10d --rdzv-endpoint E (the first node,
+// which hosts the rendezvous) --rdzv-id <launch id> --max-restarts 0 --no-python
+// /bin/sh -c <redirect> prog args: torchrun's agent starts its node's K ranks with RANK,
+// LOCAL_RANK, LOCAL_WORLD_SIZE, WORLD_SIZE; each rank's output to log_dir/rank-<RANK>.log.
+LaunchCommand TorchrunPerNodeCommand(const LaunchSpec& spec, const std::string& srun, const SrunStep& step,
+                                     const std::string& torchrun, const std::string& rdzv_endpoint);
 
 // torchrun --nnodes 1 --nproc-per-node N --max-restarts 0 --master-addr A --master-port P
 // --no-python /bin/sh -c <redirect> prog args: torchrun starts the N ranks with its own

@@ -55,20 +55,45 @@ LaunchSpec SampleSpec() {
   return spec;
 }
 
-TEST(LaunchCommandTest, SrunCommandLine) {
+SrunStep SampleStep() {
+  SrunStep step;
+  step.job_id = "42";
+  step.nodelist = "node0,node1";
+  step.nodes = 2;
+  step.ranks_per_node = 2;
+  step.mpi = "pmix";
+  step.name = "lockstep-id-1-ranks";
+  return step;
+}
+
+TEST(LaunchCommandTest, SrunStepCommandLine) {
   LaunchSpec spec = SampleSpec();
   spec.kind = LauncherKind::kSrun;
   spec.mpirun_args = {"--exclusive"};
-  const LaunchCommand cmd = SrunCommand(spec, "/usr/bin/srun");
-  EXPECT_THAT(cmd.argv, ElementsAre("/usr/bin/srun", "--mpi=pmix", "-n", "4", "--kill-on-bad-exit=1", "--cpu-bind=none",
+  const LaunchCommand cmd = SrunStepCommand(spec, "/usr/bin/srun", SampleStep());
+  EXPECT_THAT(cmd.argv, ElementsAre("/usr/bin/srun", "--jobid=42", "--overlap", "--nodelist=node0,node1", "--nodes=2",
+                                    "--cpu-bind=none", "--job-name=lockstep-id-1-ranks", "--ntasks=4",
+                                    "--ntasks-per-node=2", "--mpi=pmix", "--kill-on-bad-exit=1",
                                     "--output=/runs/a/logs/rank-%t.log", "--exclusive",
                                     "/opt/lockstep/bin/lockstep-rank", "--scenario", "my scenario.yaml"));
   EXPECT_EQ(cmd.env.at("FOO"), "bar");
   EXPECT_EQ(cmd.env.at("LOCKSTEP_EXPECT_WORLD_SIZE"), "4");
   EXPECT_EQ(cmd.env.at("LOCKSTEP_LAUNCH_ID"), "id-1");
   EXPECT_EQ(cmd.output, "/runs/a/logs/launcher.log");
-  EXPECT_THAT(cmd.ToString(), HasSubstr("/usr/bin/srun --mpi=pmix -n 4 "));
   EXPECT_THAT(cmd.ToString(), HasSubstr("'my scenario.yaml'"));
+}
+
+TEST(LaunchCommandTest, TorchrunPerNodeIsOneTaskPerNodeMeetingAtTheEndpoint) {
+  LaunchSpec spec = SampleSpec();
+  spec.kind = LauncherKind::kTorchrun;
+  const LaunchCommand cmd = TorchrunPerNodeCommand(spec, "/usr/bin/srun", SampleStep(), "/venv/bin/torchrun", "10.1.0.2:29400");
+  const std::string line = cmd.ToString();
+  EXPECT_THAT(line, HasSubstr("/usr/bin/srun --jobid=42 --overlap --nodelist=node0,node1 --nodes=2 --cpu-bind=none "
+                              "--job-name=lockstep-id-1-ranks --ntasks-per-node=1 --kill-on-bad-exit=1 --mpi=none "
+                              "/venv/bin/torchrun --nnodes 2 --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "
+                              "10.1.0.2:29400 --rdzv-id id-1 --max-restarts 0 --no-python /bin/sh -c "));
+  EXPECT_THAT(line, HasSubstr("/opt/lockstep/bin/lockstep-rank --scenario 'my scenario.yaml'"));
+  EXPECT_EQ(cmd.env.at("LOCKSTEP_LOG_DIR"), "/runs/a/logs");
 }
 
 TEST(LaunchCommandTest, MpirunCommandLineExportsTheEnvironment) {

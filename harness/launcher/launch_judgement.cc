@@ -181,6 +181,30 @@ LaunchReport Judgement::Run() {
     }
   }
 
+  // A lost host: its ranks are lost with it, and what the others did after (a collective that
+  // failed, a wait the launcher ended) is no fault of theirs.
+  std::map<int, std::string> lost_on;
+  for (const LostHost& h : seen_.lost_hosts) {
+    for (int r : h.ranks) lost_on[r] = h.host;
+  }
+  std::string lost_names;
+  for (const LostHost& h : seen_.lost_hosts) lost_names += (lost_names.empty() ? "" : ", ") + h.host;
+  if (ending_ == LaunchEnding::kNodeLost) {
+    for (RankExit& e : report_.ranks) {
+      const RankProgress& p = progress(e.rank);
+      if (auto it = lost_on.find(e.rank); it != lost_on.end()) {
+        e.note = "on " + it->second + ", which was lost";
+      } else if (p.footer && IsErrorFooterStatus(p.footer_status)) {
+        e.failed_after_peer = true;
+        e.note = "its collective failed after " + lost_names + " was lost (" + p.footer_status + ")";
+      } else if (!p.footer) {
+        e.killed_by_launcher = true;
+        e.note = "stopped by the launcher after " + lost_names + " was lost";
+      }
+    }
+    failed_.clear();
+  }
+
   const bool failed = !failed_.empty();
   for (RankExit& e : report_.ranks) {
     const RankObservation& o = seen_.ranks[static_cast<size_t>(e.rank)];
@@ -192,7 +216,8 @@ LaunchReport Judgement::Run() {
     const bool named_failure = Contains(failed_, e.rank);
     // Under a job launcher (mpirun, srun, torchrun), after a rank's failure it stopped the others itself.
     const bool stopped_by_job_launcher = !seen_.direct && failed && !named_failure && !p.footer;
-    if ((o.still_running || stopped_by_job_launcher) && !named_failure && !e.failed_after_peer) {
+    if ((o.still_running || stopped_by_job_launcher) && !named_failure && !e.failed_after_peer &&
+        ending_ != LaunchEnding::kNodeLost) {
       e.killed_by_launcher = true;
       const std::string why = ending_ == LaunchEnding::kCrash || ending_ == LaunchEnding::kRankError
                                   ? "rank " + Join(failed_) + " failed"
@@ -258,12 +283,27 @@ LaunchReport Judgement::Run() {
       for (const RankObservation& o : seen_.ranks) msg << "\n  " << o.describe;
       break;
     case LaunchEnding::kInterrupted:
-      msg << "interrupted by " << SignalDescription(seen_.interrupt_signal) << "; the ranks were stopped";
+      // Not by a signal to lockstep: by the end of the job it ran in (the watch loop says which).
+      if (seen_.interrupt_signal == 0 && !report_.message.empty()) {
+        msg << report_.message;
+      } else {
+        msg << "interrupted by " << SignalDescription(seen_.interrupt_signal) << "; the ranks were stopped";
+      }
       break;
     case LaunchEnding::kLaunchFailed:
       msg << report_.message;
       break;
+    case LaunchEnding::kNodeLost:
+      for (size_t i = 0; i < seen_.lost_hosts.size(); ++i) {
+        const LostHost& h = seen_.lost_hosts[i];
+        msg << (i ? "; " : "") << "node lost: " << h.host << " ("
+            << (h.ranks.empty() ? std::string("no rank") : (h.ranks.size() == 1 ? "rank " : "ranks ") + Join(h.ranks, ", "))
+            << "), last heard at step " << (h.last_step ? std::to_string(*h.last_step) : std::string("none")) << " ("
+            << static_cast<int64_t>(h.silent_s) << " s without a word from its agent)";
+      }
+      break;
   }
+  report_.lost_hosts = seen_.lost_hosts;
   report_.ending = ending_;
   report_.message = msg.str();
   report_.duration_s = seen_.duration_s;

@@ -48,6 +48,7 @@ struct LaunchObservation {
   double hang_timeout_s = 0, quiet_timeout_s = 0, startup_timeout_s = 0, timeout_s = 0;
   double duration_s = 0;
   std::string command;
+  std::vector<LostHost> lost_hosts;  // kNodeLost: the hosts that stopped answering
 };
 
 LaunchReport JudgeLaunch(const LaunchObservation& seen);

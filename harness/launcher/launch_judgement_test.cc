@@ -210,11 +210,42 @@ TEST(LaunchJudgementTest, AStartupTimeoutNamesTheLateAndTheirVictims) {
                                         "a collective)"));
 }
 
+// A host that stopped answering: its ranks are lost with it, the survivors are neither crashes
+// nor harness errors, and nothing else is blamed.
+TEST(LaunchJudgementTest, ALostHostNamesItselfAndBlamesNoSurvivor) {
+  LaunchObservation seen = Finished(4, 9, LauncherKind::kSrun);
+  seen.ending = LaunchEnding::kNodeLost;
+  for (int r = 0; r < 4; ++r) Unfinished(seen, r, r < 2 ? 64 : 63);
+  seen.ranks[0].progress.footer = true;
+  seen.ranks[0].progress.footer_status = "communication: Connection reset by peer";
+  seen.ranks[1].still_running = true;
+  seen.failed_ranks = {0};
+  seen.lost_hosts.push_back(LostHost{"node1", {2, 3}, 63, 10.4});
+  const LaunchReport report = JudgeLaunch(seen);
+  EXPECT_EQ(report.ending, LaunchEnding::kNodeLost);
+  EXPECT_EQ(report.message,
+            "node lost: node1 (ranks 2, 3), last heard at step 63 (10 s without a word from its agent)");
+  ASSERT_EQ(report.lost_hosts.size(), 1u);
+  EXPECT_TRUE(report.ranks[0].failed_after_peer);
+  EXPECT_THAT(report.ranks[0].note, HasSubstr("its collective failed after node1 was lost"));
+  EXPECT_TRUE(report.ranks[1].killed_by_launcher);
+  EXPECT_EQ(report.ranks[1].note, "stopped by the launcher after node1 was lost");
+  for (int r : {2, 3}) {
+    EXPECT_EQ(report.ranks[static_cast<size_t>(r)].note, "on node1, which was lost");
+    EXPECT_FALSE(report.ranks[static_cast<size_t>(r)].killed_by_launcher);
+  }
+  for (const RankExit& e : report.ranks) EXPECT_TRUE(e.error.empty());
+}
+
 TEST(LaunchJudgementTest, AnInterruptSaysBySignal) {
   LaunchObservation seen = Finished(1);
   seen.ending = LaunchEnding::kInterrupted;
   seen.interrupt_signal = SIGINT;
   EXPECT_EQ(JudgeLaunch(seen).message, "interrupted by Interrupt; the ranks were stopped");
+  // No signal to lockstep: the job the ranks ran in ended (a user's scancel), as the loop said.
+  seen.interrupt_signal = 0;
+  seen.launcher_message = "the Slurm job 7 of this launch was cancelled or ended";
+  EXPECT_EQ(JudgeLaunch(seen).message, "the Slurm job 7 of this launch was cancelled or ended");
 }
 
 }  // namespace

@@ -36,6 +36,16 @@ inline constexpr const char* kLaunchIdEnv = "LOCKSTEP_LAUNCH_ID";
 // silently starts N singletons).
 inline constexpr const char* kExpectWorldSizeEnv = "LOCKSTEP_EXPECT_WORLD_SIZE";
 
+// Several hosts (host_group.h): under srun, and under torchrun or mpirun given `nodes`, the ranks
+// run on the nodes of a Slurm allocation (this process's, or one asked for and given back), each
+// node's agent streaming their traces and logs to the launch's trace_dir and log_dir here.
+struct HostPlacement {
+  int nodes = 0;                            // how many nodes (0: as many as the ranks need, up to the allocation's)
+  int ranks_per_node = 0;                   // 0: as Slurm spreads them
+  std::filesystem::path node_dir = "/tmp";  // a folder local to each node, for the launch's stage there
+  double node_timeout_s = 10.0;             // a host silent this long is lost
+};
+
 struct LaunchSpec {
   LauncherKind kind = LauncherKind::kMpirun;
   int ranks = 1;
@@ -55,6 +65,7 @@ struct LaunchSpec {
   std::vector<std::string> mpirun_args;    // extra launcher args (mpirun or srun), before the program
   std::string launch_id;                   // the LOCKSTEP_LAUNCH_ID marker; empty: a random one
   double kill_grace_s = 2.0;               // SIGTERM, then SIGKILL after this long
+  HostPlacement hosts;
 };
 
 // Called on the launching thread whenever a rank's trace shows a newer step.

@@ -17,6 +17,7 @@
 
 #include "harness/core/proc_stat.h"
 #include "harness/core/untrusted_input.h"
+#include "harness/launcher/host_group.h"
 #include "harness/launcher/interrupt_guard.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/launch_judgement.h"
@@ -125,6 +126,11 @@ class LaunchRun {
   Status Start();
   // One round of the watch loop; sets ending_ when the launch is over.
   void Watch();
+  // Several hosts: reads the agents; starts the ranks once every node's agent is there. False
+  // when this pass is over (the ranks not started yet, or the launch ending).
+  bool WatchHosts();
+  // The agents' news of rank r's process (nullptr without agents or without news).
+  const AgentHub::RemoteRank* Remote(int r) const { return hosts_ ? hosts_->hub().rank(r) : nullptr; }
   void CheckDirectRanks();
   // Records how direct rank i ended (its wait status); a rank that did not exit cleanly, or
   // exited 0 without its footer, joins failed_ranks_.
@@ -193,6 +199,11 @@ class LaunchRun {
   // gets a while to show before the launch ends as that rank's error.
   std::optional<Clock::time_point> communication_error_at_;
   std::string hostname_;
+  // Several hosts (host_group.h): the ranks start once every node's agent is there; their
+  // processes are seen through the agents; a host that stops answering is lost.
+  std::unique_ptr<HostGroup> hosts_;
+  bool ranks_started_ = true;
+  std::vector<LostHost> lost_hosts_;
 };
 
 LaunchReport LaunchRun::Fail(const std::string& message) {
@@ -207,6 +218,12 @@ Status LaunchRun::Prepare() {
   for (const auto& dir : {spec_.trace_dir, spec_.log_dir}) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return IoError("cannot create " + dir.string() + ": " + ec.message());
+  }
+  if (RunsOnNodes(spec_)) {
+    // The ranks' command is known once the agents are there (WatchHosts).
+    LOCKSTEP_ASSIGN_OR_RETURN(hosts_, HostGroup::Prepare(spec_, hostname_));
+    for (int r = 0; r < spec_.ranks; ++r) std::filesystem::remove(RankTracePath(spec_.trace_dir, r), ec);
+    return Status::Ok();
   }
   LOCKSTEP_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(spec_, hostname_));
   commands_ = std::move(plan.commands);
@@ -228,6 +245,10 @@ Status LaunchRun::Prepare() {
 }
 
 Status LaunchRun::Start() {
+  if (hosts_) {
+    ranks_started_ = false;
+    return hosts_->StartAgents();
+  }
   for (const LaunchCommand& cmd : commands_) {
     auto pid = tree_.Spawn(cmd);
     if (!pid.ok()) return pid.status();
@@ -289,7 +310,11 @@ bool LaunchRun::OnlyCommunicationEchoesFailed() const {
 bool LaunchRun::EveryRankEnded() const {
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
-    // A rank on another host, or not started, cannot be seen to have ended.
+    if (const AgentHub::RemoteRank* remote = Remote(r)) {
+      if (!remote->gone) return false;
+      continue;
+    }
+    // A rank on another host without an agent, or not started, cannot be seen to have ended.
     if (!p.pid || p.host.empty() || p.host != hostname_) return false;
     if (IsAlive(static_cast<pid_t>(*p.pid))) return false;
   }
@@ -325,9 +350,14 @@ void LaunchRun::CheckVanishedRanks() {
   bool read_again = false;
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
-    // Only a process on this host can be looked up in our /proc.
-    if (!p.pid || p.footer || p.host.empty() || p.host != hostname_) continue;
-    if (IsAlive(static_cast<pid_t>(*p.pid))) continue;
+    if (!p.pid || p.footer) continue;
+    // A process on this host is looked up in our /proc; one on another, through its agent.
+    if (const AgentHub::RemoteRank* remote = Remote(r)) {
+      if (!remote->gone) continue;
+    } else {
+      if (p.host.empty() || p.host != hostname_) continue;
+      if (IsAlive(static_cast<pid_t>(*p.pid))) continue;
+    }
     // The trace was read before the process was looked up: a rank that wrote its footer and
     // exited in between has it in the file now (a rank writes it before it exits).
     if (!read_again) {
@@ -487,10 +517,21 @@ bool LaunchRun::SomeRankIsEnding() {
     any = true;
     ending_ranks_.emplace(r, sig);  // the first look's signal stays
   }
+  for (int r = 0; hosts_ && r < spec_.ranks; ++r) {
+    const AgentHub::RemoteRank* remote = Remote(r);
+    if (watcher_.rank(r).footer || !remote || !remote->ending_signal) continue;
+    const std::optional<int> sig = *remote->ending_signal >= 0 ? std::optional<int>(*remote->ending_signal) : std::nullopt;
+    if (sig && (*sig == SIGTERM || *sig == SIGKILL || *sig == SIGINT || *sig == SIGHUP)) continue;  // its job launcher's
+    any = any || !remote->gone;
+    ending_ranks_.emplace(r, sig);
+  }
   return any;
 }
 
 std::optional<pid_t> LaunchRun::LocalPid(int r) const {
+  // On several hosts every rank is seen through its node's agent, this host's included: one
+  // source for each rank's CPU samples and end.
+  if (hosts_) return std::nullopt;
   const RankProgress& p = watcher_.rank(r);
   if (p.pid && !p.host.empty() && p.host == hostname_) return static_cast<pid_t>(*p.pid);
   if (IsDirect()) {
@@ -511,6 +552,14 @@ void LaunchRun::SampleCpu() {
     if (!pid) continue;
     if (const std::optional<double> cpu_s = ProcessTreeCpuSeconds(*pid)) cpu_.Add(r, *pid, now, *cpu_s, keep_s);
   }
+  if (!hosts_) return;
+  // The agents sample their ranks each second; a sample is dated when it arrived.
+  for (int r : hosts_->hub().TakeCpuSamples()) {
+    const AgentHub::RemoteRank* remote = Remote(r);
+    if (r >= 0 && r < spec_.ranks && remote && remote->cpu_s) {
+      cpu_.Add(r, static_cast<pid_t>(remote->pid), remote->cpu_at, *remote->cpu_s, keep_s);
+    }
+  }
 }
 
 std::vector<RankActivity> LaunchRun::Activities() const {
@@ -521,7 +570,8 @@ std::vector<RankActivity> LaunchRun::Activities() const {
     RankActivity& a = out[static_cast<size_t>(r)];
     a.finished = p.footer;
     a.in_collective = p.in_collective;
-    if (LocalPid(r)) a.cpu_share = cpu_.ShareOver(r, now, spec_.hang_timeout_s);
+    const AgentHub::RemoteRank* remote = Remote(r);
+    if (LocalPid(r) || (remote && remote->cpu_s)) a.cpu_share = cpu_.ShareOver(r, now, spec_.hang_timeout_s);
   }
   return out;
 }
@@ -558,8 +608,66 @@ void LaunchRun::CheckHang() {
   ending_ = LaunchEnding::kHang;
 }
 
+bool LaunchRun::WatchHosts() {
+  // The agents' bytes first: the traces read below are then as fresh as what they streamed.
+  if (Status s = hosts_->Poll(); !s.ok()) {
+    report_.message = s.message();
+    ending_ = LaunchEnding::kLaunchFailed;
+    return false;
+  }
+  if (ranks_started_) return true;
+  if (!hosts_->Ready()) {
+    if (spec_.startup_timeout_s > 0 && SecondsSince(t0_) > spec_.startup_timeout_s) {
+      std::string unheard;
+      for (const std::string& n : hosts_->Unheard()) unheard += (unheard.empty() ? "" : ",") + n;
+      report_.message = "no lockstep agent reached " + hostname_ + " from node(s) " + unheard + " within startup_timeout_s = " +
+                        std::to_string(static_cast<int>(spec_.startup_timeout_s)) +
+                        " s: can the nodes connect to this host? (its output: " +
+                        (spec_.log_dir / "agents.log").string() + ")";
+      ending_ = LaunchEnding::kLaunchFailed;
+    }
+    return false;
+  }
+  Result<LaunchCommand> cmd = hosts_->RanksCommand();
+  if (!cmd.ok()) {
+    report_.message = cmd.status().message();
+    ending_ = LaunchEnding::kLaunchFailed;
+    return false;
+  }
+  report_.command = cmd->ToString();
+  Result<pid_t> pid = tree_.Spawn(*cmd);
+  if (!pid.ok()) {
+    report_.message = pid.status().message();
+    ending_ = LaunchEnding::kLaunchFailed;
+    return false;
+  }
+  commands_ = {std::move(cmd).value()};
+  command_rank_ = {-1};
+  pids_ = {*pid};
+  ended_ = {false};
+  ranks_started_ = true;
+  last_progress_ = Clock::now();
+  return false;
+}
+
 void LaunchRun::Watch() {
+  if (hosts_ && !WatchHosts()) return;
   if (watcher_.Poll()) last_progress_ = Clock::now();
+  if (hosts_) {
+    // A host that stopped answering: its ranks are lost with it, whatever the others do now.
+    lost_hosts_ = hosts_->Lost(watcher_);
+    if (!lost_hosts_.empty()) {
+      // Every agent gone because the job itself ended (a user's scancel) is no lost node.
+      if (std::string ended = hosts_->AllocationEnded(); !ended.empty()) {
+        lost_hosts_.clear();
+        report_.message = ended;
+        ending_ = LaunchEnding::kInterrupted;
+        return;
+      }
+      ending_ = LaunchEnding::kNodeLost;
+      return;
+    }
+  }
   SampleCpu();
   // A rank that wrote an error footer is stopping on a harness error; the others may wait for
   // it in a collective forever: end the launch now, with its message. Except a communication
@@ -618,6 +726,8 @@ void LaunchRun::Finish() {
     for (int r = 0; r < spec_.ranks; ++r) still_running_[static_cast<size_t>(r)] = !watcher_.rank(r).footer;
   }
   tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
+  // The agents stop what is left of the launch on their nodes and send the last bytes.
+  if (hosts_) hosts_->Finish(std::max(10.0, spec_.hosts.node_timeout_s + 5.0));
   watcher_.Poll();
   report_ = JudgeLaunch(Observation());
 }
@@ -641,11 +751,13 @@ LaunchObservation LaunchRun::Observation() const {
   seen.timeout_s = spec_.timeout_s;
   seen.duration_s = SecondsSince(t0_);
   seen.command = report_.command;
+  seen.lost_hosts = lost_hosts_;
   const std::string full_disk = FullDiskError();
   for (int r = 0; r < spec_.ranks; ++r) {
     RankObservation o;
     o.progress = watcher_.rank(r);
     o.exit = report_.ranks[static_cast<size_t>(r)];
+    o.exit.host = o.progress.host;
     o.still_running = still_running_[static_cast<size_t>(r)];
     o.describe = watcher_.Describe(r);
     const bool failed = std::find(failed_ranks_.begin(), failed_ranks_.end(), r) != failed_ranks_.end();

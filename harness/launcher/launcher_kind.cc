@@ -28,14 +28,6 @@ Result<LaunchPlan> PlanMpirun(LaunchSpec& spec, const std::string&, const std::s
   return OneJobLauncher(MpirunCommand(spec, mpirun.string()));
 }
 
-Result<LaunchPlan> PlanSrun(LaunchSpec& spec, const std::string& path_var, const std::string& host) {
-  LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
-  AddStoreRendezvousEnv(spec, host, port);
-  auto srun = FindExecutable("srun", path_var);
-  if (!srun) return NotFoundError("srun not found on PATH (the srun launcher needs Slurm)");
-  return OneJobLauncher(SrunCommand(spec, srun->string()));
-}
-
 Result<LaunchPlan> PlanLocal(LaunchSpec& spec, const std::string&, const std::string&) {
   LOCKSTEP_ASSIGN_OR_RETURN(int port, PickFreePort());
   LaunchPlan plan;
@@ -81,13 +73,14 @@ Result<LaunchPlan> PlanAccelerate(LaunchSpec& spec, const std::string& path_var,
 }
 
 // One row per kind; the order is the enum's.
+using OnNodes = LauncherKindInfo::OnNodes;
 const LauncherKindInfo kKinds[] = {
-    {LauncherKind::kMpirun, "mpirun", false, true, &PlanMpirun},
-    {LauncherKind::kSrun, "srun", false, false, &PlanSrun},
-    {LauncherKind::kLocal, "local", true, true, &PlanLocal},
-    {LauncherKind::kNone, "none", true, true, &PlanInJob},
-    {LauncherKind::kTorchrun, "torchrun", false, true, &PlanTorchrun},
-    {LauncherKind::kAccelerate, "accelerate", false, true, &PlanAccelerate},
+    {LauncherKind::kMpirun, "mpirun", false, true, OnNodes::kWhenGivenNodes, &PlanMpirun},
+    {LauncherKind::kSrun, "srun", false, false, OnNodes::kAlways, nullptr},
+    {LauncherKind::kLocal, "local", true, true, OnNodes::kNever, &PlanLocal},
+    {LauncherKind::kNone, "none", true, true, OnNodes::kNever, &PlanInJob},
+    {LauncherKind::kTorchrun, "torchrun", false, true, OnNodes::kWhenGivenNodes, &PlanTorchrun},
+    {LauncherKind::kAccelerate, "accelerate", false, true, OnNodes::kNever, &PlanAccelerate},
 };
 
 }  // namespace
@@ -111,6 +104,11 @@ const NameTable<LauncherKind>& NamesOf<LauncherKind>() {
 
 const char* ToString(LauncherKind kind) { return KindInfo(kind).name; }
 
+bool RunsOnNodes(const LaunchSpec& spec) {
+  const LauncherKindInfo::OnNodes on = KindInfo(spec.kind).on_nodes;
+  return on == LauncherKindInfo::OnNodes::kAlways || (on == LauncherKindInfo::OnNodes::kWhenGivenNodes && spec.hosts.nodes > 0);
+}
+
 Result<LaunchPlan> PlanLaunch(LaunchSpec& spec, const std::string& host) {
   const LauncherKindInfo& info = KindInfo(spec.kind);
   const std::string path_var = PathVar(spec);
@@ -123,6 +121,7 @@ Result<LaunchPlan> PlanLaunch(LaunchSpec& spec, const std::string& host) {
     }
     spec.rank_command[0] = resolved->string();
   }
+  if (info.plan == nullptr) return InternalError(std::string(info.name) + "'s ranks run on nodes (host_group.h)");
   return info.plan(spec, path_var, host);
 }
 

@@ -27,11 +27,18 @@ struct LauncherKindInfo {
   bool direct;
   // The rank program is looked up on this host's PATH; srun's is resolved on the compute nodes.
   bool resolves_program_here;
-  // The commands for `spec` (its program already resolved where resolves_program_here). May add
-  // the ranks' rendezvous to spec.env. `path_var`: the PATH the launcher programs are found on;
-  // `host`: this host's name.
+  // Where its ranks can run on several hosts (host_group.h): never, always (srun: its nodes
+  // may not see --out), or when given nodes (torchrun per node, mpirun inside an allocation).
+  enum class OnNodes { kNever, kAlways, kWhenGivenNodes } on_nodes;
+  // The commands for `spec` on this host (its program already resolved where
+  // resolves_program_here); nullptr for a kind that always runs on nodes. May add the ranks'
+  // rendezvous to spec.env. `path_var`: the PATH the launcher programs are found on; `host`:
+  // this host's name.
   Result<LaunchPlan> (*plan)(LaunchSpec& spec, const std::string& path_var, const std::string& host);
 };
+
+// Whether `spec`'s ranks run on the nodes of a Slurm allocation, through node agents.
+bool RunsOnNodes(const LaunchSpec& spec);
 
 const LauncherKindInfo& KindInfo(LauncherKind kind);
 

@@ -47,11 +47,23 @@ TEST(LauncherKindTest, AMissingProgramIsNamedAndSrunsIsLeftToTheNodes) {
   Result<LaunchPlan> plan = PlanLaunch(spec, "h");
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("cannot start the rank program 'no-such-program-here': not found on PATH"));
-  // srun resolves it on the compute nodes: only srun itself must be found here.
+}
+
+TEST(LauncherKindTest, SrunRunsOnNodesAndTheOthersWhenGivenNodes) {
+  LaunchSpec spec;
   spec.kind = LauncherKind::kSrun;
-  plan = PlanLaunch(spec, "h");
-  ASSERT_FALSE(plan.ok());
-  EXPECT_THAT(plan.status().message(), HasSubstr("srun not found on PATH"));
+  EXPECT_TRUE(RunsOnNodes(spec));
+  for (LauncherKind kind : {LauncherKind::kTorchrun, LauncherKind::kMpirun}) {
+    spec.kind = kind;
+    spec.hosts.nodes = 0;
+    EXPECT_FALSE(RunsOnNodes(spec)) << ToString(kind);
+    spec.hosts.nodes = 2;
+    EXPECT_TRUE(RunsOnNodes(spec)) << ToString(kind);
+  }
+  for (LauncherKind kind : {LauncherKind::kLocal, LauncherKind::kNone, LauncherKind::kAccelerate}) {
+    spec.kind = kind;
+    EXPECT_FALSE(RunsOnNodes(spec)) << ToString(kind);
+  }
 }
 
 }  // namespace

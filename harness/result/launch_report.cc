@@ -13,6 +13,7 @@ const NameTable<LaunchEnding>& NamesOf<LaunchEnding>() {
       {"timeout", LaunchEnding::kTimeout},
       {"interrupted", LaunchEnding::kInterrupted},
       {"launch_failed", LaunchEnding::kLaunchFailed},
+      {"node_lost", LaunchEnding::kNodeLost},
   };
   return kTable;
 }

@@ -21,6 +21,8 @@ enum class LaunchEnding {
   kTimeout,      // the whole scenario ran past timeout_s
   kInterrupted,  // SIGINT/SIGTERM to `lockstep run`
   kLaunchFailed, // the ranks could not be started (mpirun missing, bad world size, ...)
+  kNodeLost,     // a host of a multi-host launch stopped answering (its agent silent or gone):
+                 // LaunchReport::lost_hosts; its ranks and the survivors are no crash of theirs
 };
 template <> const NameTable<LaunchEnding>& NamesOf<LaunchEnding>();
 const char* ToString(LaunchEnding ending);
@@ -35,6 +37,7 @@ struct CollectivePosition {
 
 struct RankExit {
   int rank = 0;
+  std::string host;              // where it ran, from its trace (empty when it never wrote one)
   std::optional<int> exit_code;  // set when it exited
   std::optional<int> signal;     // set when a signal killed it
   std::optional<int64_t> last_step;  // from its trace
@@ -52,8 +55,17 @@ struct RankExit {
                                     // crash is its own
 };
 
+// A host of a multi-host launch that stopped answering, and what it had recorded by then.
+struct LostHost {
+  std::string host;
+  std::vector<int> ranks;             // the ranks that ran on it
+  std::optional<int64_t> last_step;   // the last step all of them had recorded when it was last heard
+  double silent_s = 0.0;              // how long it had been silent when judged lost
+};
+
 struct LaunchReport {
   LaunchEnding ending = LaunchEnding::kClean;
+  std::vector<LostHost> lost_hosts;  // kNodeLost
   std::vector<RankExit> ranks;     // whatever is known per rank
   std::vector<int> stalled_ranks;  // hang: ranks whose trace stopped progressing first;
                                    // start-up timeout: the ranks that never started

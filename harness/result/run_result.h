@@ -85,6 +85,7 @@ struct ScenarioResult {
   std::vector<Finding> findings;
   std::vector<CheckerVerdict> checkers;
   std::map<int, std::string> rank_logs;  // rank -> excerpt of what it printed
+  std::map<int, std::string> rank_hosts;  // rank -> the host it ran on (its trace's header)
   std::string run_dir;           // where its traces are, relative to the report
   ScenarioSeries series;
 };

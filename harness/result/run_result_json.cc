@@ -56,6 +56,7 @@ constexpr char kReason[] = "reason";
 constexpr char kFindings[] = "findings";
 constexpr char kCheckers[] = "checkers";
 constexpr char kRankLogs[] = "rank_logs";
+constexpr char kRankHosts[] = "rank_hosts";
 constexpr char kRunDir[] = "run_dir";
 constexpr char kSeries[] = "series";
 // a finding and a checker verdict (also outcome, ranks above)
@@ -199,6 +200,8 @@ Json ScenarioToJson(const ScenarioResult& s) {
   for (const CheckerVerdict& v : s.checkers) checkers.push_back(VerdictToJson(v));
   out[key::kCheckers] = std::move(checkers);
   out[key::kRankLogs] = IntMapToJson(s.rank_logs);
+  // Written where known (a run's traces name their hosts); reports of canned results leave it out.
+  if (!s.rank_hosts.empty()) out[key::kRankHosts] = IntMapToJson(s.rank_hosts);
   out[key::kRunDir] = s.run_dir;
   out[key::kSeries] = SeriesToJson(s.series);
   return out;
@@ -557,6 +560,7 @@ Status ReadScenario(const Reader& r, const Json& j, const std::string& path, Sce
     }
   }
   LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, key::kRankLogs, path, &s->rank_logs));
+  LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, key::kRankHosts, path, &s->rank_hosts));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kRunDir, path, &s->run_dir));
   if (const Json* series = Reader::Find(j, key::kSeries); series != nullptr && !series->is_null()) {
     LOCKSTEP_RETURN_IF_ERROR(ReadSeries(r, *series, Reader::Join(path, key::kSeries), &s->series));

@@ -13,10 +13,17 @@ namespace {
 // variables; torchrun's names are filled in from them before COMMAND starts, so the program sees
 // the same environment whatever started it. Variables already set are kept. kPreloadThenExec
 // follows it.
+// Under srun the ranks of this node are this node's entry of SLURM_STEP_TASKS_PER_NODE
+// ("2(x2),1": 2, 2, 1 tasks on nodes 0, 1, 2), not the world size (SLURM_NTASKS_PER_NODE is set
+// only when --ntasks-per-node was given).
 constexpr const char* kTorchrunEnvFromJob =
     ": \"${RANK:=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-${PMI_RANK:-0}}}}}\"; "
     ": \"${WORLD_SIZE:=${OMPI_COMM_WORLD_SIZE:-${SLURM_NTASKS:-${PMI_SIZE:-1}}}}\"; "
     ": \"${LOCAL_RANK:=${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}}\"; "
+    "if [ -z \"$LOCAL_WORLD_SIZE\" ] && [ -z \"$OMPI_COMM_WORLD_LOCAL_SIZE\" ] && [ -n \"$SLURM_STEP_TASKS_PER_NODE\" ] && "
+    "[ -n \"$SLURM_NODEID\" ]; then LOCAL_WORLD_SIZE=$(echo \"$SLURM_STEP_TASKS_PER_NODE\" | awk -F, -v n=\"$SLURM_NODEID\" "
+    "'{k=0; for (i=1; i<=NF; i++) {c=$i; r=1; if (match(c, /\\(x[0-9]+\\)/)) {r=substr(c, RSTART+2, RLENGTH-3); "
+    "c=substr(c, 1, RSTART-1)} for (j=0; j<r; j++) {if (k==n) {print c; exit} k++}}}'); fi; "
     ": \"${LOCAL_WORLD_SIZE:=${OMPI_COMM_WORLD_LOCAL_SIZE:-${SLURM_NTASKS_PER_NODE:-$WORLD_SIZE}}}\"; "
     ": \"${MASTER_ADDR:=127.0.0.1}\"; : \"${MASTER_PORT:=29500}\"; "
     "export RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT; ";

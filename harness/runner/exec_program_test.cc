@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 namespace lockstep {
 namespace {
 
@@ -49,6 +54,46 @@ TEST(ExecProgramTest, UnderMpirunTorchrunsVariablesComeFromTheLaunchers) {
   EXPECT_NE(inv.argv[2].find("SLURM_PROCID"), std::string::npos);
   EXPECT_EQ(inv.argv[4], "/usr/bin/python3");
   EXPECT_EQ(inv.argv[5], "train.py");
+}
+
+// Runs the invocation's job-environment prelude under `env` (and nothing else) and returns what
+// the program would see: "RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE".
+std::string TorchrunVariablesUnder(const std::vector<std::string>& env) {
+  ExecProgramOptions options;
+  options.command = {"/bin/sh", "-c", "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE"};
+  options.launcher = LauncherKind::kSrun;
+  RankInvocation inv = ExecProgram(options).Invocation(Named("x"), RankRun::kMain, LaunchPaths{"/t", ""});
+  std::string command = "env -i";
+  for (const std::string& e : env) command += " '" + e + "'";
+  for (const std::string& a : inv.argv) {
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " " + quoted + "'";
+  }
+  FILE* p = ::popen(command.c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (p && std::fgets(buf, sizeof(buf), p)) out += buf;
+  if (p) ::pclose(p);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// Under srun a rank's LOCAL_WORLD_SIZE is its node's count of the step's tasks, not the world
+// size (the cluster run of 2026-11-28: 4 where 2 ran on each node).
+TEST(ExecProgramTest, UnderSrunTheLocalWorldIsThisNodesTasks) {
+  const std::string path = std::string("PATH=") + std::getenv("PATH");
+  EXPECT_EQ(TorchrunVariablesUnder({path, "SLURM_PROCID=3", "SLURM_NTASKS=5", "SLURM_LOCALID=1",
+                                    "SLURM_STEP_TASKS_PER_NODE=2(x2),1", "SLURM_NODEID=1"}),
+            "3 5 1 2");
+  EXPECT_EQ(TorchrunVariablesUnder({path, "SLURM_PROCID=4", "SLURM_NTASKS=5", "SLURM_LOCALID=0",
+                                    "SLURM_STEP_TASKS_PER_NODE=2(x2),1", "SLURM_NODEID=2"}),
+            "4 5 0 1");
+  // --ntasks-per-node without the step's table, and a launcher's own value, are kept.
+  EXPECT_EQ(TorchrunVariablesUnder({path, "SLURM_PROCID=0", "SLURM_NTASKS=4", "SLURM_NTASKS_PER_NODE=2"}), "0 4 0 2");
+  EXPECT_EQ(TorchrunVariablesUnder({path, "SLURM_PROCID=0", "SLURM_NTASKS=4", "LOCAL_WORLD_SIZE=3",
+                                    "SLURM_STEP_TASKS_PER_NODE=4", "SLURM_NODEID=0"}),
+            "0 4 0 3");
 }
 
 TEST(ExecProgramTest, TheScenarioIdIsTheScriptsStem) {

@@ -1,6 +1,8 @@
 #include "harness/runner/judge.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "checkers/checker_registry.h"
@@ -165,7 +167,10 @@ std::optional<ScenarioResult> VerdictOfEnding(const Evidence& e, const StreamedT
       r.reason = "the ranks could not be started: " + launch.message;
       return r;
     case LaunchEnding::kInterrupted:
-      r.reason = "interrupted (SIGINT/SIGTERM); the ranks were stopped";
+      // By a signal to lockstep, or by the end of the Slurm job the ranks ran in (its message).
+      r.reason = launch.message.rfind("interrupted by ", 0) == 0 || launch.message.empty()
+                     ? "interrupted (SIGINT/SIGTERM); the ranks were stopped"
+                     : launch.message;
       return r;
     case LaunchEnding::kRankError:
       // The harness failed on a rank (configuration, environment, internal, trace I/O): no
@@ -227,12 +232,44 @@ Result<StreamedTraces> ReadRunTraces(const Evidence& e, const std::vector<std::s
   return ReadTracesFor(judged, e.trace_dir, e.scenario.ranks, start);
 }
 
-// What the traces know better than the scenario: the backend of a program that picks its own, and
-// how many steps a program ran.
+// What the traces know better than the scenario: the backend of a program that picks its own, how
+// many steps were recorded (a scenario's count when it ran to its end, fewer when it stopped), and
+// the host each rank ran on.
 void FillFromTraces(const std::vector<RankTrace>& traces, ScenarioResult& r) {
+  int64_t recorded = 0;
+  bool any = false;
   for (const RankTrace& t : traces) {
     if (r.backend.empty()) r.backend = t.header.backend;
-    for (const StepRecord& s : t.steps) r.steps = std::max(r.steps, s.step);
+    for (const StepRecord& s : t.steps) {
+      recorded = std::max(recorded, s.step);
+      any = true;
+    }
+    if (!t.header.host.empty()) r.rank_hosts[t.header.rank] = t.header.host;
+  }
+  if (any) r.steps = recorded;
+}
+
+// On several hosts every finding says where its ranks ran: "[ranks 2,3 on node1]", also in
+// details["hosts"]. One host: nothing added.
+void NameHosts(const std::map<int, std::string>& rank_hosts, std::vector<Finding>& findings) {
+  std::set<std::string> hosts;
+  for (const auto& [rank, host] : rank_hosts) hosts.insert(host);
+  if (hosts.size() < 2) return;
+  for (Finding& f : findings) {
+    if (f.ranks.empty()) continue;
+    std::map<std::string, std::vector<int>> by_host;
+    for (int r : f.ranks) {
+      auto it = rank_hosts.find(r);
+      by_host[it == rank_hosts.end() ? std::string("an unknown host") : it->second].push_back(r);
+    }
+    std::string where;
+    for (const auto& [host, ranks] : by_host) {
+      std::string list;
+      for (int r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+      where += (where.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list + " on " + host;
+    }
+    f.message += " [" + where + "]";
+    f.details["hosts"] = where;
   }
 }
 
@@ -249,6 +286,7 @@ bool EndsBeforeTheChecks(LaunchEnding ending) {
     case LaunchEnding::kClean:
     case LaunchEnding::kCrash:
     case LaunchEnding::kHang:
+    case LaunchEnding::kNodeLost:  // the steps every rank reached are still checked
       return false;
   }
   return false;
@@ -317,6 +355,7 @@ ScenarioResult Judge(const Evidence& e, ScenarioResult r) {
   r.outcome = checked.expectation.outcome;
   r.reason = checked.expectation.reason;
   HoldInBandAgainstPostRun(run->traces, &r);
+  NameHosts(r.rank_hosts, r.findings);
   return r;
 }
 

@@ -14,8 +14,13 @@ bool OneRank(RankRun run) { return run == RankRun::kReference || run == RankRun:
 }  // namespace
 
 LaunchStage::LaunchStage(const RankProgram& program, RankLauncher& launcher, LauncherKind kind,
-                         std::vector<std::string> mpirun_args, RunListener* listener)
-    : program_(program), launcher_(launcher), kind_(kind), mpirun_args_(std::move(mpirun_args)), listener_(listener) {}
+                         std::vector<std::string> mpirun_args, HostPlacement hosts, RunListener* listener)
+    : program_(program),
+      launcher_(launcher),
+      kind_(kind),
+      mpirun_args_(std::move(mpirun_args)),
+      hosts_(std::move(hosts)),
+      listener_(listener) {}
 
 Result<LaunchReport> LaunchStage::Launch(const Scenario& scenario, const fs::path& dir, RankRun run) {
   LaunchSpec spec;
@@ -28,6 +33,7 @@ Result<LaunchReport> LaunchStage::Launch(const Scenario& scenario, const fs::pat
   spec.startup_timeout_s = scenario.startup_timeout_s;
   spec.timeout_s = scenario.timeout_s;
   spec.mpirun_args = mpirun_args_;
+  spec.hosts = hosts_;
   // A previous run of the same scenario in this out dir; never a folder lockstep did not make.
   LOCKSTEP_RETURN_IF_ERROR(ResetScenarioDirectory(dir));
   std::error_code ec;

@@ -20,7 +20,7 @@ class LaunchStage {
  public:
   // `program` and `launcher` outlive the stage; `listener` (may be null) hears the run's progress.
   LaunchStage(const RankProgram& program, RankLauncher& launcher, LauncherKind kind,
-              std::vector<std::string> mpirun_args, RunListener* listener);
+              std::vector<std::string> mpirun_args, HostPlacement hosts, RunListener* listener);
 
   // One launch of `scenario` for `run` into `dir`, which is emptied first (ResetScenarioDirectory:
   // never a folder lockstep did not make). An error: the launch could not even be attempted.
@@ -37,6 +37,7 @@ class LaunchStage {
   RankLauncher& launcher_;
   LauncherKind kind_;
   std::vector<std::string> mpirun_args_;
+  HostPlacement hosts_;
   RunListener* listener_;
 };
 

@@ -16,6 +16,7 @@ struct RunOptions {
   ScenarioOverrides overrides;              // applied to every scenario once, when it is resolved
   bool fail_fast = false;
   std::vector<std::string> mpirun_args;
+  HostPlacement hosts;                      // several hosts: --nodes, --ntasks-per-node, ...
   std::filesystem::path rank_program;       // bin/lockstep-rank
   std::filesystem::path fixtures_dir;       // for golden files
   std::string command_line;

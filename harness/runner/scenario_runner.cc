@@ -77,14 +77,14 @@ ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener)
   rank.fail_fast = options_.fail_fast;
   owned_program_ = std::make_unique<LockstepRankProgram>(std::move(rank));
   program_ = owned_program_.get();
-  launches_ = std::make_unique<LaunchStage>(*program_, ProcessLauncher(), options_.launcher, options_.mpirun_args,
+  launches_ = std::make_unique<LaunchStage>(*program_, ProcessLauncher(), options_.launcher, options_.mpirun_args, options_.hosts,
                                             listener_);
 }
 
 ScenarioRunner::ScenarioRunner(RunOptions options, RunListener* listener, const RankProgram& program,
                                RankLauncher& launcher)
     : options_(std::move(options)), listener_(listener), program_(&program) {
-  launches_ = std::make_unique<LaunchStage>(*program_, launcher, options_.launcher, options_.mpirun_args, listener_);
+  launches_ = std::make_unique<LaunchStage>(*program_, launcher, options_.launcher, options_.mpirun_args, options_.hosts, listener_);
 }
 
 ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
