@@ -77,11 +77,12 @@ void ConsoleReporter::OnRunStart(const RunContext& context, int scenario_count) 
   out_ << "\n" << std::flush;
 }
 
-void ConsoleReporter::OnScenarioStart(const std::string& id, int ranks, int64_t steps) {
+void ConsoleReporter::OnScenarioStart(const std::string& id, int ranks, int64_t steps, int hosts) {
   std::lock_guard<std::mutex> lock(mu_);
   ClearBar();
   started_at_[id] = clock_();
   out_ << "[ RUN  ] " << id << " (" << ranks << (ranks == 1 ? " rank" : " ranks");
+  if (hosts > 1) out_ << " on " << hosts << " hosts";
   // A user's program (exec) decides its own steps: no count until they are recorded.
   if (steps > 0) out_ << ", " << steps << (steps == 1 ? " step" : " steps");
   out_ << ")\n" << std::flush;

@@ -33,7 +33,7 @@ class ConsoleReporter : public Reporter, public RunListener {
   Status Render(const RunResult& result, std::ostream& out) const override;
 
   void OnRunStart(const RunContext& context, int scenario_count) override;
-  void OnScenarioStart(const std::string& id, int ranks, int64_t steps) override;
+  void OnScenarioStart(const std::string& id, int ranks, int64_t steps, int hosts) override;
   void OnProgress(const std::string& id, int64_t step, int64_t steps) override;
   void OnScenarioEnd(const ScenarioResult& result) override;
   void OnRunEnd(const RunResult& result) override;

@@ -18,7 +18,7 @@ using ::testing::Not;
 void Replay(ConsoleReporter& console, const RunResult& result) {
   console.OnRunStart(result.context, static_cast<int>(result.scenarios.size()));
   for (const ScenarioResult& s : result.scenarios) {
-    console.OnScenarioStart(s.id, s.ranks, s.steps);
+    console.OnScenarioStart(s.id, s.ranks, s.steps, 0);
     for (int64_t step = 1; step <= s.steps; ++step) console.OnProgress(s.id, step, s.steps);
     console.OnScenarioEnd(s);
   }
@@ -48,7 +48,7 @@ TEST(ConsoleReporterTest, ProgressBarOnATerminal) {
   double now = 100.0;
   ConsoleReporter console(out, /*interactive=*/true, [&now] { return now; });
   console.OnRunStart(RunContext{}, 1);
-  console.OnScenarioStart("ddp", 2, 10);
+  console.OnScenarioStart("ddp", 2, 10, 0);
   now += 5.0;
   console.OnProgress("ddp", 5, 10);
   const std::string bar = out.str();
@@ -148,7 +148,7 @@ TEST(ConsoleReporterTest, SaysWhatEachCheckerComparedAndTheStepsRecorded) {
   s.checkers.push_back({"crash", Outcome::kPass, 0.0, "", std::nullopt});
   std::ostringstream out;
   ConsoleReporter console(out, false, [] { return 0.0; });
-  console.OnScenarioStart("train", 2, 0);
+  console.OnScenarioStart("train", 2, 0, 0);
   console.OnScenarioEnd(s);
   EXPECT_EQ(out.str(),
             "[ RUN  ] train (2 ranks)\n"
@@ -171,6 +171,26 @@ TEST(ConsoleReporterTest, APassThatComparedNoParameterSaysSo) {
                                    "compared nothing)\n"));
   EXPECT_THAT(out.str(), HasSubstr("replica_weights: no param tensor held by two ranks that must agree; "
                                    "optimizer_state: 2 optimizer_state tensors in 5 steps, 1 group"));
+}
+
+// Several hosts: the RUN line says on how many when known, the end line which rank ran where.
+TEST(ConsoleReporterTest, RanksOnSeveralHostsAreSaidWhere) {
+  ScenarioResult s;
+  s.id = "ddp";
+  s.ranks = 4;
+  s.steps = 5;
+  s.outcome = Outcome::kPass;
+  s.rank_hosts = {{0, "node0"}, {1, "node0"}, {2, "node1"}, {3, "node1"}};
+  CheckerVerdict v;
+  v.checker = "replica_weights";
+  v.judged = CheckerCoverage{"param", 2, 5, 1, 10};
+  s.checkers.push_back(v);
+  std::ostringstream out;
+  ConsoleReporter console(out, false, [] { return 0.0; });
+  console.OnScenarioStart("ddp", 4, 5, 2);
+  console.OnScenarioEnd(s);
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("[ RUN  ] ddp (4 ranks on 2 hosts, 5 steps)"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("5 steps recorded on 2 hosts (node0: ranks 0,1; node1: ranks 2,3); compared: "));
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ class RunListener {
  public:
   virtual ~RunListener() = default;
   virtual void OnRunStart(const RunContext& /*context*/, int /*scenario_count*/) {}
-  virtual void OnScenarioStart(const std::string& /*id*/, int /*ranks*/, int64_t /*steps*/) {}
+  // `hosts`: how many hosts the ranks are placed on when that is known before they start (a
+  // launch on several hosts given --nodes), else 0.
+  virtual void OnScenarioStart(const std::string& /*id*/, int /*ranks*/, int64_t /*steps*/, int /*hosts*/) {}
   virtual void OnProgress(const std::string& /*id*/, int64_t /*step*/, int64_t /*steps*/) {}
   virtual void OnScenarioEnd(const ScenarioResult& /*result*/) {}
   virtual void OnRunEnd(const RunResult& /*result*/) {}

@@ -87,7 +87,7 @@ Command AddCheckCommand(CLI::App& app, const CommandEnvironment& env) {
             for (const RecordedScenario& s : *found) {
               ScenarioResult checked =
                   CheckRecordedScenario(s, flags->ranks > 0 ? std::optional<int>(flags->ranks) : std::nullopt);
-              console.OnScenarioStart(checked.id, checked.ranks, checked.steps);
+              console.OnScenarioStart(checked.id, checked.ranks, checked.steps, 0);
               console.OnScenarioEnd(checked);
               result.scenarios.push_back(std::move(checked));
             }

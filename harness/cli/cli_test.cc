@@ -206,6 +206,12 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
        "--mpirun-args: only for --launcher mpirun or srun; the ranks start with --launcher local here"},
       {{"--launcher", "torchrun"}, "--launcher torchrun: only for `lockstep exec`"},
       {{"--launcher", "accelerate"}, "--launcher accelerate: only for `lockstep exec`"},
+      {{"--launcher", "local", "--nodes", "2"},
+       "--nodes: only for a launch on several hosts (--launcher srun; torchrun or mpirun with --nodes); the ranks "
+       "start with --launcher local here"},
+      {{"--launcher", "mpirun", "--node-timeout", "5"}, "--ntasks-per-node, --node-dir and --node-timeout: only for"},
+      {{"--launcher", "srun", "--nodes", "0"}, "--nodes: must be a whole number from 1 to 4096, got '0'"},
+      {{"--launcher", "srun", "--node-timeout", "0.5"}, "--node-timeout: must be a number of seconds from 1 to 3600"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"run", "s.yaml"};

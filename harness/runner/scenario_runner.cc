@@ -1,5 +1,7 @@
 #include "harness/runner/scenario_runner.h"
 
+#include "harness/launcher/launcher_kind.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -91,7 +93,12 @@ ScenarioResult ScenarioRunner::RunOne(const Scenario& input) {
   const auto start = std::chrono::steady_clock::now();
   ResolvedScenario resolved = Resolve(input, options_.overrides, *program_, options_.launcher);
   const Scenario& scenario = resolved.scenario;
-  if (listener_) listener_->OnScenarioStart(scenario.name, scenario.ranks, scenario.steps);
+  // On several hosts given --nodes, the RUN line says on how many (never more than the ranks).
+  LaunchSpec placed;
+  placed.kind = options_.launcher;
+  placed.hosts = options_.hosts;
+  const int hosts = RunsOnNodes(placed) ? std::min(options_.hosts.nodes, scenario.ranks) : 0;
+  if (listener_) listener_->OnScenarioStart(scenario.name, scenario.ranks, scenario.steps, hosts);
   ScenarioResult result =
       resolved.refused ? std::move(resolved.result) : LaunchAndJudge(scenario, std::move(resolved.result));
   result.duration_s = Since(start);

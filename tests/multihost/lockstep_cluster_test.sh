@@ -7,7 +7,7 @@
 #   tests/multihost/lockstep_cluster_test.sh up|down          # the cluster the cases share (ctest fixture)
 #   tests/multihost/lockstep_cluster_test.sh CASE [REPEATS]   # one case, REPEATS times (default 3)
 #
-# CASEs: suite, exec, weight_edit, remote_hang, rank_killed, node_lost, interrupt, scancel, torchrun,
+# CASEs: suite, mpi, exec, weight_edit, remote_hang, rank_killed, node_lost, interrupt, scancel, torchrun,
 # mpirun_allocation, sbatch, selftest. After every run of a case, nothing of the launch may be left on any host
 # (looked for in each host's process namespace), nor an allocation. Exit 77 (ctest's skip) where
 # the cluster cannot run (not root, no namespaces, no Slurm packages).
@@ -97,6 +97,17 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print(all(sorted(set(s.get("rank_hosts", {}).values())) == ["node0", "node1"] for s in d["scenarios"]), len(d["scenarios"]))' "$out/report.json")
   [[ $all == "True 8" ]] && pass "suite: every scenario ran on node0 and node1" || fail "suite: hosts: $all"
+}
+
+# MPI ranks through srun --mpi=pmix (the scenario's own backend, mpi).
+case_mpi() {
+  local out=/tmp/mpi-$1
+  run_timed lockstep run "$root/scenarios/clean/ddp_mlp.yaml" --launcher srun --nodes 2 --ntasks-per-node 2 --out "$out"
+  [[ $rc -eq 0 ]] && pass "mpi: ddp_mlp on MPI through srun --mpi=pmix passed (${took} s)" || { fail "mpi: exit $rc"; cat "$log"; }
+  both_hosts "$out/report.json" mpi
+  local backend
+  backend=$(report "$out/report.json" 's["backend"]')
+  [[ $backend == mpi ]] && pass "mpi: the backend was mpi" || fail "mpi: backend $backend"
 }
 
 case_exec() {
