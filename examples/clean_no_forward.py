@@ -34,8 +34,12 @@ def main():
     # Steps 1..4 are on disk by now (the last one is written at exit).
     path = os.path.join(os.environ["LOCKSTEP_TRACE_DIR"], "rank-%d.trace" % rank)
     recorded = {}
-    with open(path) as f:
-        for line in f:
+    # A trace being written ends at its first zero byte (docs/TRACE.md: its writer reserves the
+    # file ahead of its records).
+    with open(path, "rb") as f:
+        data = f.read().split(b"\0", 1)[0].decode()
+    for line in data.splitlines():
+        if line:
             record = json.loads(line)
             if record.get("type") == "step" and record.get("step", 0) >= 1:
                 recorded[record["step"]] = record.get("loss")

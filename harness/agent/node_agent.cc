@@ -162,8 +162,17 @@ void NodeAgent::StreamFile(AgentFile kind, int rank, SentFile& f, bool all) {
     // Keep the queue short while the network is slow; the rest goes on a later pass.
     if (!all && conn_->unsent() > 4 * kAgentFilePieceBytes) break;
     piece.resize(std::min<uint64_t>(kAgentFilePieceBytes, static_cast<uint64_t>(st.st_size) - f.sent));
-    const ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(f.sent));
+    ssize_t n = ::pread(fd, piece.data(), piece.size(), static_cast<off_t>(f.sent));
     if (n <= 0) break;
+    // A trace's writer grows its file ahead of its records (trace_writer.h): only what is written
+    // up to the first zero byte is sent; the rest on a later pass.
+    bool ends = false;
+    if (kind == AgentFile::kTrace) {
+      const size_t data = TraceDataLength(std::string_view(piece.data(), static_cast<size_t>(n)));
+      ends = data < static_cast<size_t>(n);
+      n = static_cast<ssize_t>(data);
+    }
+    if (n == 0) break;
     piece.resize(static_cast<size_t>(n));
     AgentMessage m;
     m.type = AgentMessageType::kFileData;
@@ -174,6 +183,7 @@ void NodeAgent::StreamFile(AgentFile kind, int rank, SentFile& f, bool all) {
     conn_->Send(m);
     f.sent += static_cast<uint64_t>(n);
     if (all) (void)conn_->Flush(5.0);
+    if (ends) break;
   }
   ::close(fd);
 }

@@ -19,6 +19,7 @@
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/launch_spec.h"
 #include "harness/launcher/process_tree.h"
+#include "harness/trace/trace_parser.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -33,6 +34,23 @@ std::string ReadAll(const fs::path& p) {
   s << in.rdbuf();
   return s.str();
 }
+
+// The bytes of a trace a reader takes: a trace being written, or left by a killed writer, ends at
+// its first zero byte (trace_writer.h).
+std::string TraceData(const fs::path& p) {
+  std::string bytes = ReadAll(p);
+  bytes.resize(TraceDataLength(bytes));
+  return bytes;
+}
+
+// Kills a stand-in rank left running when an assertion ends the test early: a spinning child
+// holding the test's output open would keep ctest waiting for it.
+struct KillOnExit {
+  pid_t pid = 0;
+  ~KillOnExit() {
+    if (pid > 0 && ::kill(pid, SIGKILL) == 0) ::waitpid(pid, nullptr, 0);
+  }
+};
 
 std::string ThisHost() {
   char host[256] = {};
@@ -116,9 +134,10 @@ TEST(NodeAgentTest, StreamsTheStageReportsTheRankAndEndsAsTold) {
   ASSERT_TRUE(PollUntil(**hub, [&] { return ReadAll(stage / "scenario.yaml") == "steps: 3\n"; }));
 
   const pid_t rank = StartRank(stage, launch_id, 1);
+  KillOnExit rank_guard{rank};
   ASSERT_TRUE(PollUntil(**hub, [&] {
     const std::string here = ReadAll(out / "traces" / "rank-1.trace");
-    return !here.empty() && here == ReadAll(RankTracePath(StageTraceDir(stage), 1)) &&
+    return !here.empty() && here == TraceData(RankTracePath(StageTraceDir(stage), 1)) &&
            ReadAll(out / "logs" / "rank-1.log") == "rank 1 says hello\n";
   }));
   ASSERT_TRUE(PollUntil(**hub, [&] { return (*hub)->rank(1) && (*hub)->rank(1)->cpu_s.has_value(); }));
@@ -127,6 +146,7 @@ TEST(NodeAgentTest, StreamsTheStageReportsTheRankAndEndsAsTold) {
 
   ::kill(rank, SIGKILL);
   ::waitpid(rank, nullptr, 0);
+  rank_guard.pid = 0;
   ASSERT_TRUE(PollUntil(**hub, [&] { return (*hub)->rank(1)->gone; }));
   EXPECT_TRUE((*hub)->LostHosts(5).empty());
 
@@ -170,6 +190,7 @@ TEST(NodeAgentTest, WithTheLauncherGoneItStopsTheNodesProcessesOfTheLaunch) {
   const std::string launch_id = NewLaunchId();
   Agent agent;
   pid_t rank = 0;
+  KillOnExit guard;
   {
     fs::create_directories(temp.path() / "t");
     fs::create_directories(temp.path() / "l");
@@ -178,12 +199,14 @@ TEST(NodeAgentTest, WithTheLauncherGoneItStopsTheNodesProcessesOfTheLaunch) {
     StartAgent(agent, **hub, Options(stage, launch_id));
     ASSERT_TRUE(PollUntil(**hub, [&] { return (*hub)->hosts().size() == 1; }));
     rank = StartRank(stage, launch_id, 0);
+    guard.pid = rank;
     ASSERT_TRUE(PollUntil(**hub, [&] { return (*hub)->rank(0) && (*hub)->rank(0)->cpu_s.has_value(); }));
   }  // the launcher's end of the connection closes
   agent.thread.join();
   EXPECT_EQ(agent.status, 3);
   int status = 0;
   ASSERT_EQ(::waitpid(rank, &status, 0), rank);
+  guard.pid = 0;
   EXPECT_TRUE(WIFSIGNALED(status)) << "the agent ends the rank";
   EXPECT_FALSE(fs::exists(stage));
 }

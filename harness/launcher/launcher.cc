@@ -28,6 +28,7 @@
 #include "harness/launcher/rank_cpu.h"
 #include "harness/launcher/stall_judgement.h"
 #include "harness/launcher/trace_watcher.h"
+#include "harness/trace/mapped_append_file.h"
 
 namespace lockstep {
 namespace {
@@ -728,6 +729,9 @@ void LaunchRun::Finish() {
   tree_.KillAll(std::chrono::milliseconds(static_cast<int64_t>(spec_.kill_grace_s * 1000)));
   // The agents stop what is left of the launch on their nodes and send the last bytes.
   if (hosts_) hosts_->Finish(std::max(10.0, spec_.hosts.node_timeout_s + 5.0));
+  // Every writer is gone: a killed rank's trace keeps only its data, not the zeros its writer
+  // had reserved ahead (mapped_append_file.h), so --out holds exactly what was recorded.
+  for (int r = 0; r < spec_.ranks; ++r) (void)CutReservedTail(RankTracePath(spec_.trace_dir, r));
   watcher_.Poll();
   report_ = JudgeLaunch(Observation());
 }

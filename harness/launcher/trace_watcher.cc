@@ -32,8 +32,6 @@ bool TraceWatcher::ReadNew(int r, RankFile& f) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(f.path, ec);
   if (ec) return false;  // not written yet
-  const auto mtime = std::filesystem::last_write_time(f.path, ec);
-  if (ec) return false;
   f.progress.file_seen = true;
   if (size < f.offset) {
     // The file was replaced or truncated: start over on the new one.
@@ -43,23 +41,32 @@ bool TraceWatcher::ReadNew(int r, RankFile& f) {
     f.progress = RankProgress{};
     f.progress.file_seen = true;
   }
-  if (size == f.offset && f.mtime && *f.mtime == mtime) return false;
-  f.mtime = mtime;
   if (size == f.offset) return false;
 
+  // The writer stores records into a mapping of a file it grows ahead of them (trace_writer.h):
+  // neither the size nor the modification time says what is new, the first zero byte does
+  // (TraceDataLength). Read in pieces up to it; the rest is read again on the next pass.
   const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  std::string chunk(static_cast<size_t>(size - f.offset), '\0');
-  size_t got = 0;
-  while (got < chunk.size()) {
-    const ssize_t n = ::pread(fd, chunk.data() + got, chunk.size() - got, static_cast<off_t>(f.offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
+  constexpr size_t kPiece = 64 * 1024;
+  std::string chunk;
+  for (;;) {
+    const size_t at = chunk.size();
+    const size_t want = std::min<uint64_t>(kPiece, size - f.offset - at);
+    if (want == 0) break;
+    chunk.resize(at + want);
+    ssize_t n = 0;
+    do {
+      n = ::pread(fd, chunk.data() + at, want, static_cast<off_t>(f.offset + at));
+    } while (n < 0 && errno == EINTR);
+    const size_t got = n > 0 ? static_cast<size_t>(n) : 0;
+    const size_t data = TraceDataLength(std::string_view(chunk.data() + at, got));
+    chunk.resize(at + data);
+    if (data < want) break;
   }
   ::close(fd);
-  chunk.resize(got);
-  f.offset += got;
+  if (chunk.empty()) return false;
+  f.offset += chunk.size();
 
   bool progressed = false;
   if (!f.parser) f.parser.emplace(f.path.filename().string(), TraceParser::Options{/*tensors=*/false});

@@ -1,5 +1,6 @@
-// The launcher's view of the ranks' traces while they run: it polls each rank-<r>.trace (size
-// and mtime), reads only the records appended since the last poll through the trace's one parser
+// The launcher's view of the ranks' traces while they run: it polls each rank-<r>.trace, reads
+// only the records appended since the last poll (up to the file's first zero byte: the writer
+// stores into a mapping of a file it grows ahead, trace_writer.h) through the trace's one parser
 // (harness/trace/trace_parser.h, without decoding the steps' tensors), and keeps per rank the
 // last step, the last collective begun and completed, and whether the footer was written.
 // It never needs the whole trace in memory. A record the parser refuses is counted as
@@ -64,7 +65,6 @@ class TraceWatcher {
   struct RankFile {
     std::filesystem::path path;
     uint64_t offset = 0;
-    std::optional<std::filesystem::file_time_type> mtime;
     std::optional<TraceParser> parser;  // from the file's first byte on (it follows `tensors` records)
     TraceLines lines;                   // whole lines of the bytes read; the rest waits for its end
     RankProgress progress;

@@ -18,17 +18,35 @@ constexpr std::array<uint8_t, 256> MakeDecodeTable() {
 }
 constexpr std::array<uint8_t, 256> kDecode = MakeDecodeTable();
 
-void PutBigEndian(uint64_t v, uint8_t* out) {
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<uint8_t>(v & 0xff);
-    v >>= 8;
-  }
-}
-
 uint64_t GetBigEndian(const uint8_t* in) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
   return v;
+}
+
+// Two base64 characters for each 12-bit value: a table entry of 24 bytes is 16 lookups.
+struct PairTable {
+  char pairs[4096][2];
+  constexpr PairTable() : pairs() {
+    for (int v = 0; v < 4096; ++v) {
+      pairs[v][0] = kAlphabet[v >> 6];
+      pairs[v][1] = kAlphabet[v & 63];
+    }
+  }
+};
+constexpr PairTable kPairs;
+
+// 64 bits of `v`, high first, as the next characters: the 192 bits of an entry are its three
+// words one after the other, cut into 16 pieces of 12 bits.
+inline void PutPairs(uint64_t a, uint64_t b, uint64_t c, char* o) {
+  const uint64_t w[3] = {a, b, c};
+  for (int k = 0; k < 16; ++k) {
+    const int bit = 12 * k;  // of the 192, from the top
+    const int word = bit / 64, off = bit % 64;
+    uint64_t v = (w[word] << off) >> 52;
+    if (off > 52) v |= w[word + 1] >> (116 - off);
+    std::memcpy(o + 2 * k, kPairs.pairs[v & 0xfff], 2);
+  }
 }
 
 }  // namespace
@@ -37,21 +55,12 @@ void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& ou
   const size_t first = out.size();
   out.resize(first + tensors.size() * kTensorTableEntryChars);
   char* o = out.data() + first;
-  uint8_t bytes[kTensorTableEntryBytes];
   for (const TensorRecord& t : tensors) {
-    PutBigEndian(t.digest.high, bytes);
-    PutBigEndian(t.digest.low, bytes + 8);
     uint64_t norm_bits;
     static_assert(sizeof(norm_bits) == sizeof(t.norm));
     std::memcpy(&norm_bits, &t.norm, sizeof(norm_bits));
-    PutBigEndian(norm_bits, bytes + 16);
-    for (size_t i = 0; i < kTensorTableEntryBytes; i += 3) {
-      const uint32_t v = (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
-      *o++ = kAlphabet[(v >> 18) & 63];
-      *o++ = kAlphabet[(v >> 12) & 63];
-      *o++ = kAlphabet[(v >> 6) & 63];
-      *o++ = kAlphabet[v & 63];
-    }
+    PutPairs(t.digest.high, t.digest.low, norm_bits, o);
+    o += kTensorTableEntryChars;
   }
 }
 

@@ -303,6 +303,11 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
   }
 }
 
+size_t TraceDataLength(std::string_view bytes) {
+  const size_t zero = bytes.find('\0');
+  return zero == std::string_view::npos ? bytes.size() : zero;
+}
+
 void TraceLines::Append(std::string_view bytes) {
   if (pos_ > 0) {
     buffer_.erase(0, pos_);

@@ -63,9 +63,13 @@ class TraceParser {
   std::map<int64_t, std::shared_ptr<const ReplicaGroup>> groups_;
 };
 
+// A trace's data ends at its first zero byte: a writer that was killed before it closed the file
+// leaves the tail it had reserved as zeros (trace_writer.h), and a record being stored has zeros
+// where its bytes are not yet. The length of `bytes` up to that byte (all of it without one).
+size_t TraceDataLength(std::string_view bytes);
+
 // Splits bytes that arrive in pieces (a file read in chunks, or appended to while it is read)
-// into whole lines: a record is whole only with its '\n', which the writer emits in the same
-// write(2).
+// into whole lines: a record is whole only with its '\n', which the writer stores last.
 class TraceLines {
  public:
   void Append(std::string_view bytes);

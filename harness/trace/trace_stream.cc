@@ -53,18 +53,23 @@ Result<bool> RankTraceStream::Fill() {
   if (fd_ < 0) {
     if (memory_.empty()) return false;
     const size_t n = std::min(memory_.size(), kReadChunk);
-    lines_.Append(memory_.substr(0, n));
-    memory_.remove_prefix(n);
-    return true;
+    const size_t data = TraceDataLength(memory_.substr(0, n));
+    lines_.Append(memory_.substr(0, data));
+    memory_.remove_prefix(data < n ? memory_.size() : n);
+    return data > 0;
   }
+  if (data_ended_) return false;
   char chunk[kReadChunk];
   for (;;) {
     const ssize_t n = ::read(fd_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return IoError(file_ + ": cannot read the trace file: " + std::strerror(errno));
     if (n == 0) return false;
-    lines_.Append(std::string_view(chunk, static_cast<size_t>(n)));
-    return true;
+    // The zero tail a killed writer left (TraceDataLength) is no part of the trace.
+    const size_t data = TraceDataLength(std::string_view(chunk, static_cast<size_t>(n)));
+    data_ended_ = data < static_cast<size_t>(n);
+    lines_.Append(std::string_view(chunk, data));
+    return data > 0 || !data_ended_;
   }
 }
 

@@ -67,6 +67,7 @@ class RankTraceStream {
   std::string file_;
   int fd_ = -1;               // the file, or -1 for bytes in memory
   std::string_view memory_;   // what is left of the bytes in memory
+  bool data_ended_ = false;   // the file's zero tail was reached (TraceDataLength)
   TraceParser parser_;
   TraceLines lines_;
   bool at_end_ = false;

@@ -107,21 +107,23 @@ class JsonLine {
 std::string TraceFileName(int rank) { return "rank-" + std::to_string(rank) + ".trace"; }
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::path& path, const TraceHeader& header,
-                                                       TraceOpen mode) {
+                                                       TraceOpen mode, size_t map_chunk_bytes) {
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec) return IoError("cannot create directory " + path.parent_path().string() + ": " + ec.message());
   }
   const int fd = ::open(path.c_str(),
-                        O_WRONLY | O_CREAT | O_CLOEXEC | (mode == TraceOpen::kNew ? O_EXCL : O_TRUNC), 0644);
+                        O_RDWR | O_CREAT | O_CLOEXEC | (mode == TraceOpen::kNew ? O_EXCL : O_TRUNC), 0644);
   if (fd < 0 && errno == EEXIST && mode == TraceOpen::kNew) {
     return IoError("cannot open trace " + path.string() + ": another process of this run already writes rank " +
                    std::to_string(header.rank) + "'s trace (every process has a rank of its own: does the program " +
                    "hard-code its rank, or world_size=1?)");
   }
   if (fd < 0) return IoError("cannot open trace " + path.string() + ": " + std::strerror(errno));
-  std::unique_ptr<TraceWriter> writer(new TraceWriter(fd, path));
+  Result<std::unique_ptr<MappedAppendFile>> file = MappedAppendFile::Open(fd, path.string(), map_chunk_bytes);
+  if (!file.ok()) return file.status();
+  std::unique_ptr<TraceWriter> writer(new TraceWriter(std::move(file).value(), path));
 
   // The header is rare: written in the one shape `lockstep trace dump` prints it in, with this
   // build's schema.
@@ -136,24 +138,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::Open(const std::filesystem::pa
   return writer;
 }
 
-TraceWriter::~TraceWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Status TraceWriter::Flush() {
-  const char* p = line_.data();
-  size_t left = line_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError("cannot write trace " + path_.string() + ": " + std::strerror(errno));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
+TraceWriter::~TraceWriter() = default;
 
 namespace {
 
@@ -178,7 +163,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   line_.clear();
   if (!SameLayout(layout_, step.tensors)) {
     // Names, kinds and shapes once, when they change (step 0, and the step that first has
-    // optimizer state), in the same write(2) as the step that needs them; before them, each
+    // optimizer state), in the same append as the step that needs them; before them, each
     // replica group they name that no earlier record defined.
     std::vector<int64_t> ids(step.tensors.size(), 0);
     for (size_t i = 0; i < step.tensors.size(); ++i) {

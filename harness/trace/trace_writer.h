@@ -1,7 +1,10 @@
-// Appends one rank's trace (schema lockstep.trace/2, docs/TRACE.md) as JSON lines. Every record
-// goes to the file descriptor with a single write(2) before the call returns, so it is in the
-// kernel's page cache and survives a SIGKILL of the rank a moment later (not a machine crash:
-// fsync per record would cost more than the step). No stdio buffering that a kill would lose.
+// Appends one rank's trace (schema lockstep.trace/2, docs/TRACE.md) as JSON lines. A record is
+// stored into a shared mapping of the file before the call returns (mapped_append_file.h: no
+// system call, no page fault on the caller's thread while the file's helper keeps ahead), so it is
+// in the kernel's page cache and survives a SIGKILL of the rank a moment later, as a write(2) was
+// (not a machine crash: fsync per record would cost more than the step). No stdio buffering that
+// a kill would lose. A trace being written, or left by a killed rank, ends at its first zero byte
+// (TraceDataLength); closing the writer cuts the file to what was written.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/trace/mapped_append_file.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -24,13 +28,18 @@ std::string TraceFileName(int rank);
 // processes that hard-code world_size=1 all write rank-0.trace).
 enum class TraceOpen { kReplace, kNew };
 
+// How far ahead of its records a trace's file is kept ready (mapped_append_file.h; tests make it
+// small, so that the file grows often).
+inline constexpr size_t kTraceMapChunkBytes = 1u << 20;
+
 class TraceWriter {
  public:
   // Creates (truncates, or with kNew refuses an existing file: IoError naming it) the file,
   // creating missing parent directories, and writes the header with the current schema
   // (CurrentTraceSchema(), whatever header.schema says).
   static Result<std::unique_ptr<TraceWriter>> Open(const std::filesystem::path& path, const TraceHeader& header,
-                                                   TraceOpen mode = TraceOpen::kReplace);
+                                                   TraceOpen mode = TraceOpen::kReplace,
+                                                   size_t map_chunk_bytes = kTraceMapChunkBytes);
 
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
@@ -48,13 +57,16 @@ class TraceWriter {
   Status WriteLog(const std::string& line);
 
   const std::filesystem::path& path() const { return path_; }
+  // Whether records are stored into a mapping (false: written with write(2)).
+  bool mapped() const { return file_->mapped(); }
 
  private:
-  TraceWriter(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
-  // Writes line_ (one whole record ending in '\n') with as few write(2) calls as the kernel allows.
-  Status Flush();
+  TraceWriter(std::unique_ptr<MappedAppendFile> file, std::filesystem::path path)
+      : file_(std::move(file)), path_(std::move(path)) {}
+  // Appends line_ (one whole record ending in '\n').
+  Status Flush() { return file_->Append(line_); }
 
-  int fd_;
+  std::unique_ptr<MappedAppendFile> file_;
   std::filesystem::path path_;
   // Records may come from autograd hook threads as well as the training loop.
   std::mutex mu_;
