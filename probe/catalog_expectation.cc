@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,47 @@ std::string Mismatch(const ExpectedFinding& e, const Finding& f) {
   return "";
 }
 
+template <size_t N>
+bool OneOf(const std::string& value, const char* const (&vocabulary)[N]) {
+  return std::any_of(std::begin(vocabulary), std::end(vocabulary), [&](const char* v) { return value == v; });
+}
+
+template <size_t N>
+std::string Listed(const char* const (&vocabulary)[N]) {
+  std::string s;
+  for (const char* v : vocabulary) s += (s.empty() ? "" : ", ") + std::string(v);
+  return s;
+}
+
+// The corpus fields: a bug of examples/real_bugs/ names its public source, and what lockstep gives
+// today agrees with the findings pinned beside it (a "missed" bug with a finding pinned, or a
+// "caught" one with none, would make the scoreboard of docs/DETECTION.md lie).
+Status CheckCorpusFields(const CatalogExpectation& c, const std::string& where) {
+  const std::string stem = c.program.stem().string();
+  const bool control = stem.size() > 6 && stem.compare(stem.size() - 6, 6, "_fixed") == 0;
+  if (c.program.parent_path().filename() == "real_bugs" && !control && c.source.empty()) {
+    return InvalidArgumentError(where + ": source: a bug of real_bugs/ names its public tracker thread");
+  }
+  if (!c.source.empty() && c.source.rfind("https://", 0) != 0) {
+    return InvalidArgumentError(where + ": source \"" + c.source + "\": expected an https:// address");
+  }
+  if (!c.bug_class.empty() && !OneOf(c.bug_class, kBugClasses)) {
+    return InvalidArgumentError(where + ": class \"" + c.bug_class + "\": expected one of " + Listed(kBugClasses));
+  }
+  if (c.onset && *c.onset < 0) return InvalidArgumentError(where + ": onset must be a step, at least 0");
+  if (!c.today.empty()) {
+    if (!OneOf(c.today, kDetectionToday)) {
+      return InvalidArgumentError(where + ": today \"" + c.today + "\": expected one of " + Listed(kDetectionToday));
+    }
+    const bool silent = c.today == "missed" || c.today == "error";
+    if (silent != c.findings.empty()) {
+      return InvalidArgumentError(where + ": today \"" + c.today + "\" but findings " +
+                                  (c.findings.empty() ? "are empty" : "are not empty"));
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& sidecar) {
@@ -89,6 +131,12 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     }
     c.also = j.value("also", std::vector<std::string>{});
     if (j.contains("compared")) c.compared_tensors = j["compared"].get<std::map<std::string, int64_t>>();
+    c.source = j.value("source", "");
+    c.project = j.value("project", "");
+    c.bug_class = j.value("class", "");
+    if (j.contains("onset")) c.onset = j["onset"].get<int64_t>();
+    c.best = j.value("best", "");
+    c.today = j.value("today", "");
   } catch (const json::exception& e) {
     return InvalidArgumentError(where + ": " + e.what());
   }
@@ -99,6 +147,7 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
   if (c.hang_timeout_s && !(*c.hang_timeout_s >= 1.0)) {
     return InvalidArgumentError(where + ": hang_timeout must be at least 1 (seconds)");
   }
+  if (Status corpus = CheckCorpusFields(c, where); !corpus.ok()) return corpus;
   if (!std::filesystem::exists(c.program)) return InvalidArgumentError(where + ": no program " + c.program.string());
   return c;
 }

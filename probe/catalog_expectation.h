@@ -18,7 +18,17 @@
 //                                      // "no_cause": true instead: the finding must have none)
 //     ],
 //     "also": ["replica_weights"],     // checkers that may report the bug's consequences too
-//     "compared": {"replica_weights": 2}  // tensors each named checker compared (optional)
+//     "compared": {"replica_weights": 2}, // tensors each named checker compared (optional)
+//     // The corpus of real bugs (examples/real_bugs/, docs/DETECTION.md) says what each program is;
+//     // optional elsewhere, checked when present:
+//     "source": "https://github.com/...",  // the public tracker thread (required for a bug of
+//                                          // real_bugs/, i.e. a program not named *_fixed)
+//     "project": "PyTorch",            // whose tracker
+//     "class": "skipped_sync",         // kBugClasses below
+//     "onset": 1,                      // the step where the bug starts (0: before the first step)
+//     "best": "...",                   // one line: the verdict the best tool would give
+//     "today": "onset"                 // kDetectionToday below: what lockstep gives now; must agree
+//                                      // with `findings` (missed/error: none; the others: some)
 //   }
 //
 // Any finding of a checker that is neither expected nor in `also` is a mismatch: a clean
@@ -36,6 +46,31 @@
 #include "harness/result/finding.h"
 
 namespace lockstep::probe {
+
+// The corpus's bug classes, what goes wrong (docs/DETECTION.md explains each).
+inline constexpr const char* kBugClasses[] = {
+    "skipped_sync",        // a gradient all-reduce silently not made (or not over every rank)
+    "replica_drift",       // replicas start or drift apart with every sync made (init, buffers, RNG)
+    "one_rank_state",      // state loaded, copied or edited on one rank only
+    "optimizer_settings",  // learning rate or other hyperparameters differ across ranks
+    "wrong_collective",    // ranks call different collectives (one leaves, skips or adds one)
+    "collective_args",     // the same collective with arguments that do not match
+    "hang",                // a collective nobody else joins, with no divergence before it
+    "stalled_training",    // every rank alike, and the model does not learn
+    "sharded_grads",       // a sharded computation made as if local (norms, clipping)
+    "tp_inputs",           // tensor-parallel ranks fed inputs that should be identical and are not
+    "teardown",            // process-group set-up or tear-down
+};
+
+// What lockstep reports for a bug of the corpus today.
+inline constexpr const char* kDetectionToday[] = {
+    "onset",  // a finding at the onset step that names the bug's symptom
+    "late",   // the symptom named, after the onset step
+    "wrong",  // a finding at the onset step, of something else than the bug
+    "crash",  // only the program's own failure (crash, error), not what led to it
+    "missed", // no finding
+    "error",  // no verdict: the run cannot be checked (exec exits 3)
+};
 
 struct ExpectedFinding {
   std::string checker;
@@ -59,6 +94,13 @@ struct CatalogExpectation {
   // Checker -> how many tensors its verdict says it compared (CheckerVerdict::judged): 0 for a
   // program with nothing replicated of that kind, which passes only by saying so.
   std::map<std::string, int64_t> compared_tensors;
+  // The corpus fields ("" / unset when the sidecar has none).
+  std::string source;
+  std::string project;
+  std::string bug_class;
+  std::optional<int64_t> onset;
+  std::string best;
+  std::string today;
 };
 
 // Reads `<dir>/<name>.expect.json`; `program` is `<dir>/<name>.py`. Errors name the file and

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "harness/core/testing/temp_dir.h"
+#include "harness/core/testing/scoped_env.h"
 
 namespace lockstep {
 namespace {
@@ -20,29 +21,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Sets an environment variable for one test and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 LaunchSpec SampleSpec() {
   LaunchSpec spec;
@@ -97,7 +76,7 @@ TEST(LaunchCommandTest, TorchrunPerNodeIsOneTaskPerNodeMeetingAtTheEndpoint) {
 }
 
 TEST(LaunchCommandTest, MpirunCommandLineExportsTheEnvironment) {
-  ScopedEnv pml("OMPI_MCA_pml", nullptr);
+  ScopedEnv pml("OMPI_MCA_pml", std::nullopt);
   LaunchSpec spec = SampleSpec();
   spec.ranks = 2;
   spec.mpirun_args = {"--mca", "btl", "self,vader"};
@@ -125,7 +104,7 @@ TEST(LaunchCommandTest, MpirunCommandLineExportsTheEnvironment) {
 }
 
 TEST(LaunchCommandTest, MpirunKeepsAChosenPml) {
-  ScopedEnv pml("OMPI_MCA_pml", nullptr);
+  ScopedEnv pml("OMPI_MCA_pml", std::nullopt);
   LaunchSpec spec = SampleSpec();
   spec.env["OMPI_MCA_pml"] = "ucx";
   EXPECT_EQ(MpirunCommand(spec, "mpirun").env.at("OMPI_MCA_pml"), "ucx");
@@ -175,7 +154,7 @@ TEST(LaunchCommandTest, LocalRankEnvironment) {
 
 // As torchrun: OMP_NUM_THREADS=1 for more than one local rank, unless the user set it.
 TEST(LaunchCommandTest, LocalRanksGetOmpNumThreadsOneAsUnderTorchrun) {
-  ScopedEnv unset("OMP_NUM_THREADS", nullptr);
+  ScopedEnv unset("OMP_NUM_THREADS", std::nullopt);
   LaunchSpec spec = SampleSpec();
   spec.kind = LauncherKind::kLocal;
   EXPECT_EQ(LocalRankCommand(spec, 0, 29500).env.at("OMP_NUM_THREADS"), "1");
@@ -203,8 +182,8 @@ TEST(LaunchCommandTest, InJobCommandRunsTheProgramOnce) {
 }
 
 TEST(LaunchCommandTest, RankFromEnvironment) {
-  ScopedEnv a("RANK", nullptr), b("OMPI_COMM_WORLD_RANK", nullptr), c("PMIX_RANK", nullptr),
-      d("SLURM_PROCID", nullptr), e("PMI_RANK", nullptr);
+  ScopedEnv a("RANK", std::nullopt), b("OMPI_COMM_WORLD_RANK", std::nullopt), c("PMIX_RANK", std::nullopt),
+      d("SLURM_PROCID", std::nullopt), e("PMI_RANK", std::nullopt);
   EXPECT_EQ(RankFromEnvironment(), 0);
   ScopedEnv slurm("SLURM_PROCID", "5");
   EXPECT_EQ(RankFromEnvironment(), 5);
@@ -287,7 +266,7 @@ TEST(LaunchCommandTest, AccelerateCommandLineNeedsNoConfigFile) {
 // Without a GPU, an Accelerator() (no cpu=True) under `accelerate launch --multi_gpu` would run
 // each rank alone: the ranks get ACCELERATE_USE_CPU=true, unless the user set it.
 TEST(LaunchCommandTest, AccelerateRanksRunDistributedOnCpuWithoutAGpu) {
-  ScopedEnv unset("ACCELERATE_USE_CPU", nullptr);
+  ScopedEnv unset("ACCELERATE_USE_CPU", std::nullopt);
   LaunchSpec spec = SampleSpec();
   spec.kind = LauncherKind::kAccelerate;
   EXPECT_EQ(AccelerateRanksUseCpu(spec, "none"), std::optional<std::string>("true"));
@@ -347,8 +326,8 @@ TEST(LaunchCommandTest, FindMpirunHonoursMpiexec) {
 
 // gloo and nccl under mpirun/srun: the launcher hands the ranks the store's address and a port.
 TEST(LaunchCommandTest, StoreRendezvousForMpirunAndSrun) {
-  ScopedEnv addr("MASTER_ADDR", nullptr);
-  ScopedEnv port("MASTER_PORT", nullptr);
+  ScopedEnv addr("MASTER_ADDR", std::nullopt);
+  ScopedEnv port("MASTER_PORT", std::nullopt);
   LaunchSpec spec = SampleSpec();
   spec.kind = LauncherKind::kMpirun;
   AddStoreRendezvousEnv(spec, "node7", 29555);

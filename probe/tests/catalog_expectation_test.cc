@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace lockstep::probe {
 namespace {
@@ -152,10 +155,53 @@ TEST(CatalogExpectationTest, LauncherAndHangTimeout) {
   }
 }
 
+TEST(CatalogExpectationTest, CorpusFields) {
+  const fs::path dir = fs::path(testing::TempDir()) / "catalog_expectation_corpus_test" / "real_bugs";
+  fs::create_directories(dir);
+  std::ofstream(dir / "bug.py") << "print()\n";
+  std::ofstream(dir / "bug_fixed.py") << "print()\n";
+  std::ofstream(dir / "bug.expect.json") << R"({"ranks": 2, "source": "https://github.com/pytorch/pytorch/issues/1",
+      "project": "PyTorch", "class": "skipped_sync", "onset": 1, "best": "synced_grads at step 1",
+      "today": "onset", "findings": [{"checker": "synced_grads", "step": 1}]})";
+  Result<CatalogExpectation> e = ReadCatalogExpectation(dir / "bug.expect.json");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e.value().source, "https://github.com/pytorch/pytorch/issues/1");
+  EXPECT_EQ(e.value().project, "PyTorch");
+  EXPECT_EQ(e.value().bug_class, "skipped_sync");
+  EXPECT_EQ(e.value().onset, 1);
+  EXPECT_EQ(e.value().best, "synced_grads at step 1");
+  EXPECT_EQ(e.value().today, "onset");
+  // A control of real_bugs/ needs no source.
+  std::ofstream(dir / "bug_fixed.expect.json") << R"({"ranks": 2, "findings": []})";
+  EXPECT_TRUE(ReadCatalogExpectation(dir / "bug_fixed.expect.json").ok());
+  // Each rejection names the file and the field.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"ranks": 2, "findings": []})", "source"},  // a bug of real_bugs/ without its source
+      {R"({"ranks": 2, "source": "github.com/x", "findings": []})", "source"},
+      {R"({"ranks": 2, "source": "https://x", "class": "weird", "findings": []})", "class \"weird\""},
+      {R"({"ranks": 2, "source": "https://x", "onset": -1, "findings": []})", "onset"},
+      {R"({"ranks": 2, "source": "https://x", "today": "soon", "findings": []})", "today \"soon\""},
+      {R"({"ranks": 2, "source": "https://x", "today": "missed", "findings": [{"checker": "hang"}]})",
+       "today \"missed\" but findings are not empty"},
+      {R"({"ranks": 2, "source": "https://x", "today": "onset", "findings": []})",
+       "today \"onset\" but findings are empty"},
+  };
+  for (const auto& [text, field] : bad) {
+    std::ofstream(dir / "bug.expect.json") << text;
+    Result<CatalogExpectation> rejected = ReadCatalogExpectation(dir / "bug.expect.json");
+    ASSERT_FALSE(rejected.ok()) << text;
+    EXPECT_NE(rejected.status().message().find("bug.expect.json: " + field), std::string::npos)
+        << rejected.status().message();
+  }
+}
+
 TEST(CatalogExpectationTest, TheShippedCatalogReads) {
   Result<std::vector<CatalogExpectation>> catalog = ReadCatalog(fs::path(LOCKSTEP_SOURCE_DIR) / "examples");
   ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
   EXPECT_GE(catalog.value().size(), 6u);
+  Result<std::vector<CatalogExpectation>> corpus = ReadCatalog(fs::path(LOCKSTEP_SOURCE_DIR) / "examples" / "real_bugs");
+  ASSERT_TRUE(corpus.ok()) << corpus.status().ToString();
+  EXPECT_GE(corpus.value().size(), 50u);  // 25 bugs or more, each with its control
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "harness/cli/testing/run_program.h"
 #include "harness/result/run_result_json.h"
 #include "probe/catalog_expectation.h"
+#include "harness/core/testing/scoped_env.h"
 
 namespace lockstep::probe {
 namespace {
@@ -26,27 +27,7 @@ using ::testing::HasSubstr;
 const fs::path kExamples = fs::path(LOCKSTEP_SOURCE_DIR) / "examples";
 const fs::path kPythonBin = fs::path(LOCKSTEP_PROBE_PYTHON).parent_path();
 
-// Sets an environment variable for one test (RunProgram's children inherit it) and puts the old
-// value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    Set(value);
-  }
-  ~ScopedEnv() { Set(old_); }
-
- private:
-  void Set(const std::optional<std::string>& value) {
-    if (value) {
-      ::setenv(name_.c_str(), value->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 // A Python program that imports torch and never initializes torch.distributed: exec quotes what
 // the probe said at the rank's exit, not a guess.
