@@ -55,7 +55,7 @@ inline constexpr const char* kBugClasses[] = {
     "optimizer_settings",  // learning rate or other hyperparameters differ across ranks
     "wrong_collective",    // ranks call different collectives (one leaves, skips or adds one)
     "collective_args",     // the same collective with arguments that do not match
-    "hang",                // a collective nobody else joins, with no divergence before it
+    "stuck_collective",    // a collective nobody else joins, with no divergence before it
     "stalled_training",    // every rank alike, and the model does not learn
     "sharded_grads",       // a sharded computation made as if local (norms, clipping)
     "tp_inputs",           // tensor-parallel ranks fed inputs that should be identical and are not
@@ -67,7 +67,7 @@ inline constexpr const char* kDetectionToday[] = {
     "onset",  // a finding at the onset step that names the bug's symptom
     "late",   // the symptom named, after the onset step
     "wrong",  // a finding at the onset step, of something else than the bug
-    "crash",  // only the program's own failure (crash, error), not what led to it
+    "failed_only",  // only the program's own failure (crash, error), not what led to it
     "missed", // no finding
     "error",  // no verdict: the run cannot be checked (exec exits 3)
 };

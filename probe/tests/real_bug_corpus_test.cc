@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "probe/catalog_expectation.h"
-#include "probe/tests/catalog_exec.h"
+#include "probe/tests/testing/catalog_exec.h"
 
 namespace lockstep::probe {
 namespace {

@@ -1,4 +1,4 @@
-#include "probe/tests/catalog_exec.h"
+#include "probe/tests/testing/catalog_exec.h"
 
 #include <gtest/gtest.h>
 
