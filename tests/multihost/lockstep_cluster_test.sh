@@ -5,7 +5,8 @@
 # (issue 46's acceptance; docs/LAUNCHER.md, "Several hosts").
 #
 #   tests/multihost/lockstep_cluster_test.sh up|down          # the cluster the cases share (ctest fixture)
-#   tests/multihost/lockstep_cluster_test.sh CASE [REPEATS]   # one case, REPEATS times (default 3)
+#   tests/multihost/lockstep_cluster_test.sh CASE [REPEATS]   # one case, REPEATS times (default: 1,
+#                                                             # 3 in the soak tier, LOCKSTEP_SOAK=1)
 #
 # CASEs: suite, mpi, exec, weight_edit, remote_hang, rank_killed, node_lost, interrupt, scancel, torchrun,
 # mpirun_allocation, sbatch, selftest. After every run of a case, nothing of the launch may be left on any host
@@ -300,7 +301,9 @@ main() {
   declare -F "case_$what" >/dev/null || { echo "no case $what"; exit 2; }
   usable
   "$cluster" status >/dev/null 2>&1 || skip "no cluster up at $LOCKSTEP_SLURM_STATE (the multihost_cluster fixture brings it up)"
-  local repeats=${2:-3} k
+  local soak_repeats=1 k
+  [[ ${LOCKSTEP_SOAK:-0} == 1 ]] && soak_repeats=3
+  local repeats=${2:-$soak_repeats}
   log=$(mktemp)
   for k in $(seq 1 "$repeats"); do
     echo "--- $what, repeat $k of $repeats"

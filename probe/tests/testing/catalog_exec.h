@@ -12,8 +12,8 @@ namespace lockstep::probe {
 
 // Runs `<catalog>/<name>.py` as its sidecar says, every repeat, with gtest assertions: exec's exit
 // code (0 clean, 1 a finding), the report's findings against the sidecar's, the tensors compared.
-// `launcher` and `repeats`, when given, replace the sidecar's (the same program and expectation
-// under another launcher). `suite` names the output folder under the build directory.
+// Once, or the sidecar's repeats in the soak tier (LOCKSTEP_SOAK=1). `launcher` and `repeats`,
+// when given, replace those (the same program and expectation under another launcher). `suite` names the output folder under the build directory.
 void ExecCatalogEntry(const std::filesystem::path& catalog, const std::string& suite, const std::string& name,
                       const std::string& launcher = "", int repeats = 0);
 
