@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "checkers/buffers_checker.h"
+#include "checkers/collective_args_checker.h"
 #include "checkers/collective_order_checker.h"
 #include "checkers/config_agreement_checker.h"
 #include "checkers/crash_checker.h"
@@ -14,11 +15,14 @@
 #include "checkers/golden_checker.h"
 #include "checkers/hang_checker.h"
 #include "checkers/node_lost_checker.h"
+#include "checkers/optimizer_settings_checker.h"
 #include "checkers/optimizer_state_checker.h"
 #include "checkers/reference_checker.h"
 #include "checkers/replica_weights_checker.h"
+#include "checkers/stalled_params_checker.h"
 #include "checkers/startup_checker.h"
 #include "checkers/synced_grads_checker.h"
+#include "checkers/teardown_checker.h"
 
 namespace lockstep {
 namespace {
@@ -80,12 +84,21 @@ const std::vector<Entry>& Checkers() {
       {&Make<SyncedGradsChecker>, DefaultUse::kAlways, kSyncedGradsDiffer, TensorKind::kGrad, InBand::kYes, kNoEnding, {}},
       {&Make<OptimizerStateChecker>, DefaultUse::kAlways, kOptimizerStateDiffers, TensorKind::kOptimizerState,
        InBand::kYes, kNoEnding, {}},
+      // Settings, not tensors: no injection of lockstep-rank's records them (its trainer writes `lr` only).
+      {&Make<OptimizerSettingsChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<BuffersChecker>, DefaultUse::kAlways, kBuffersDiffer, TensorKind::kBuffer, InBand::kYes, kNoEnding, {}},
       {&Make<CollectiveOrderChecker>, DefaultUse::kAlways, kCollectivesDiffer, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // An all_to_all's split sizes, which lockstep-rank's communicator never issues.
+      {&Make<CollectiveArgsChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<DiscoveryCountChecker>, DefaultUse::kAlways, kDiscoveryRepeated, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<FiniteChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // Every rank stalls alike, which no injection of lockstep-rank's does (each breaks one rank).
+      {&Make<StalledParamsChecker>, DefaultUse::kAlways, kNone, TensorKind::kParam, InBand::kNo, kNoEnding, {}},
       {&Make<HangChecker>, DefaultUse::kAlways, kRankHangs, kNoTensors, InBand::kNo, LaunchEnding::kHang, {}},
       {&Make<CrashChecker>, DefaultUse::kAlways, kRankCrashes, kNoTensors, InBand::kNo, LaunchEnding::kCrash, {}},
+      // A rank that died after its footer: a launch ending `crash` still, judged by `crash`, which
+      // leaves such a rank to it; not an ending judge itself, so a scenario's `checks:` can leave it out.
+      {&Make<TeardownChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<StartupChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, LaunchEnding::kStartupTimeout, {}},
       // It judges a lost host whatever `checks:` lists; only a multi-host launch can end so.
       {&Make<NodeLostChecker>, DefaultUse::kOptIn, kNone, kNoTensors, InBand::kNo, LaunchEnding::kNodeLost, {}},

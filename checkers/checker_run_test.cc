@@ -51,7 +51,7 @@ TEST(CheckerRunTest, OnlyCheckersThatNeedAScenarioOrALaunchSayWhy) {
     const bool scenario_bound = name == "reference" || name == "determinism" || name == "golden";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/true).empty(), scenario_bound) << name;
     const bool launch_bound = scenario_bound || name == "crash" || name == "hang" || name == "startup" ||
-                              name == "node_lost";
+                              name == "node_lost" || name == "teardown";
     EXPECT_EQ(!WhyNotWithoutScenario(*checker, /*have_launch=*/false).empty(), launch_bound) << name;
   }
 }

@@ -179,7 +179,12 @@ std::string CollectiveSignature(const CollectiveRecord& c) {
 }
 
 bool SameCollective(const CollectiveRecord& a, const CollectiveRecord& b) {
-  return std::tie(a.op, a.dtype, a.count, a.root, a.reduce) == std::tie(b.op, b.dtype, b.count, b.root, b.reduce);
+  // An all_to_all's ranks may each send a different total (a MoE dispatch): where both recorded
+  // their split sizes, what must agree is each sender's split against its receiver's, which
+  // collective_args checks, not the totals.
+  const bool splits = !a.in_splits.empty() && !b.in_splits.empty();
+  return std::tie(a.op, a.dtype, a.root, a.reduce) == std::tie(b.op, b.dtype, b.root, b.reduce) &&
+         (splits || a.count == b.count);
 }
 
 const std::vector<CollectiveMismatchCause>& CollectiveMismatchCauses() {

@@ -20,7 +20,8 @@ namespace lockstep {
 
 // "all_reduce(float32, 1024, avg)", "broadcast(float32, 2048, root 0)", "barrier()"
 std::string CollectiveSignature(const CollectiveRecord& c);
-// The fields every member of a collective must pass alike (op, dtype, count, root, reduce).
+// The fields every member of a collective must pass alike (op, dtype, count, root, reduce); the
+// count not where both recorded split sizes (an all_to_all's: collective_args pairs those).
 bool SameCollective(const CollectiveRecord& a, const CollectiveRecord& b);
 
 // One side of the difference: the ranks that agree, and one of them's collectives in the group

@@ -1,50 +1,36 @@
 #include "checkers/crash_checker.h"
 
-#include <string.h>  // sigabbrev_np (glibc >= 2.32)
-
 #include <algorithm>
 
 #include "checkers/internal/check_util.h"
+#include "checkers/internal/rank_death.h"
 
 namespace lockstep {
-namespace {
-
-std::string SignalName(int sig) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
-#endif
-  return "signal " + std::to_string(sig);
-}
-
-}  // namespace
 
 std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   const LaunchEnding ending = context.launch.ending;
-  // The launcher killed the ranks itself; their signals are its own doing.
-  if (ending == LaunchEnding::kHang || ending == LaunchEnding::kTimeout || ending == LaunchEnding::kInterrupted ||
-      ending == LaunchEnding::kLaunchFailed || ending == LaunchEnding::kStartupTimeout ||
-      ending == LaunchEnding::kRankError || ending == LaunchEnding::kNodeLost) {
-    return {};
-  }
+  if (internal::LauncherStoppedTheRanks(ending)) return {};
   const std::vector<RankTrace>& traces = context.traces;
   Finding f;
   f.checker = std::string(name());
   std::vector<std::string> parts;
   std::vector<RankExit> exits = context.launch.ranks;
   std::sort(exits.begin(), exits.end(), [](const RankExit& a, const RankExit& b) { return a.rank < b.rank; });
+  bool teardown_deaths = false;
   for (const RankExit& e : exits) {
-    const bool died = (e.exit_code && *e.exit_code != 0) || e.signal || e.left_peers_waiting;
     // Ranks the launcher stopped after another rank died carry its SIGTERM/SIGKILL, not a crash.
     // Nor are the survivors whose collective failed because a peer died: the peer's is the crash.
-    if (!died || e.killed_by_launcher || e.failed_after_peer) continue;
+    if (!internal::DiedOnItsOwn(e)) continue;
+    // A rank that died after its footer had finished training: `teardown` names it.
+    if (internal::DiedInTeardown(e, traces)) {
+      teardown_deaths = true;
+      continue;
+    }
     f.ranks.push_back(e.rank);
     const RankTrace* t = e.rank >= 0 && static_cast<size_t>(e.rank) < traces.size() ? &traces[e.rank] : nullptr;
     std::optional<int64_t> last = t ? internal::LastStep(*t) : std::nullopt;
     if (!last) last = e.last_step;
-    std::string part = "rank " + std::to_string(e.rank) + " ";
-    if (e.signal) part += "was killed by " + SignalName(*e.signal) + " (" + std::to_string(*e.signal) + ")";
-    else if (e.exit_code) part += "exited with code " + std::to_string(*e.exit_code);
-    else part += "ended";
+    std::string part = "rank " + std::to_string(e.rank) + " " + internal::HowItDied(e);
     if (last) {
       // Finished every step: by the scenario's count, or, where the program decides how many
       // (lockstep exec: steps 0), by the footer its trace got at exit.
@@ -62,7 +48,8 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   }
 
   if (f.ranks.empty()) {
-    if (ending != LaunchEnding::kCrash) return {};
+    // Every rank that died had ended its run: no crash in training.
+    if (ending != LaunchEnding::kCrash || teardown_deaths) return {};
     // The launcher knows a rank died but not which: name the ranks that did not exit cleanly.
     for (size_t r = 0; r < traces.size(); ++r) {
       if (!traces[r].footer) f.ranks.push_back(static_cast<int>(r));

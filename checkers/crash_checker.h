@@ -3,7 +3,8 @@
 // step in flight), or its last step when it had finished them all. Ranks the launcher itself
 // stopped (hang, timeout, interrupt, or RankExit::killed_by_launcher after another rank's crash)
 // and survivors whose collective failed because a peer died (RankExit::failed_after_peer)
-// are not crashes.
+// are not crashes. Nor is a rank that died after its clean-exit footer, its training finished:
+// `teardown` names it (checkers/teardown_checker.h).
 #pragma once
 
 #include "checkers/checker.h"

@@ -105,13 +105,34 @@ TEST(CrashCheckerTest, WithoutAStepCountARankWithoutAFooterDiedInTheNextStep) {
   auto f = CrashChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].step, 3);
-  // With its footer it had finished: the crash came at exit, after its last step.
+  // With its footer it had finished its own steps: the crash came at exit, after its last step.
+  // Rank 0 went on to steps it never joined, so it left mid-run: a crash, not a teardown.
   run.launch.ranks[1].exit_code = 1;
   run.launch.ranks[1].signal.reset();
   run.traces[1].footer = TraceFooter{2, "ok"};
   f = CrashChecker().Check(run.Context());
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].step, 2);
+  // Had rank 0 ended there too, rank 1 died after training: `teardown`'s (teardown_checker_test.cc).
+  run.Cut(0, 2);
+  run.traces[0].footer = TraceFooter{2, "ok"};
+  EXPECT_TRUE(CrashChecker().Check(run.Context()).empty());
+}
+
+// A rank that died in teardown beside one that crashed in training: crash names the second only.
+TEST(CrashCheckerTest, ARankThatDiedAfterItsFooterIsLeftToTeardown) {
+  CannedRun run(3, 5);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks[0].exit_code.reset();
+  run.launch.ranks[0].signal = SIGABRT;  // after its footer: the canned run's traces all have one
+  auto f = CrashChecker().Check(run.Context());
+  EXPECT_TRUE(f.empty()) << f[0].message;  // not "a crash without a per-rank exit status" either
+  run.Cut(2, 3);
+  run.launch.ranks[2].exit_code = 139;
+  f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{2}));
+  EXPECT_EQ(f[0].step, 4);
 }
 
 TEST(CrashCheckerTest, ExitCodesAndSeveralRanks) {

@@ -12,11 +12,24 @@
 namespace lockstep {
 namespace {
 
+// Whether the record's gradient norm is one to judge: a record that holds no gradient has none,
+// and the probe writes NaN there (an optimizer that stepped over parameters without a gradient:
+// `stalled_params` judges that, and a NaN here would name the wrong thing). An infinite norm is
+// judged whatever the record holds.
+bool GradNormJudged(const StepRecord& s) {
+  if (s.step <= 0) return false;
+  if (!std::isnan(s.grad_norm)) return true;
+  for (const TensorRecord& t : s.tensors) {
+    if (t.kind == TensorKind::kGrad) return true;
+  }
+  return false;
+}
+
 // What is not finite in one rank's step record.
 std::vector<std::string> NonFinite(const StepRecord& s, std::string* first_tensor) {
   std::vector<std::string> what;
   if (s.step > 0 && s.loss_reported && !std::isfinite(s.loss)) what.push_back("loss " + internal::FormatNumber(s.loss));
-  if (s.step > 0 && !std::isfinite(s.grad_norm)) what.push_back("grad norm " + internal::FormatNumber(s.grad_norm));
+  if (GradNormJudged(s) && !std::isfinite(s.grad_norm)) what.push_back("grad norm " + internal::FormatNumber(s.grad_norm));
   for (const TensorRecord& t : s.tensors) {
     if (std::isfinite(t.norm)) continue;
     if (first_tensor->empty()) *first_tensor = t.name;
@@ -27,7 +40,8 @@ std::vector<std::string> NonFinite(const StepRecord& s, std::string* first_tenso
 
 // Whether NonFinite would name anything.
 bool AnyNonFinite(const StepRecord& s) {
-  if (s.step > 0 && ((s.loss_reported && !std::isfinite(s.loss)) || !std::isfinite(s.grad_norm))) return true;
+  if (s.step > 0 && s.loss_reported && !std::isfinite(s.loss)) return true;
+  if (GradNormJudged(s) && !std::isfinite(s.grad_norm)) return true;
   for (const TensorRecord& t : s.tensors) {
     if (!std::isfinite(t.norm)) return true;
   }

@@ -18,6 +18,29 @@ TEST(FiniteCheckerTest, QuietOnACleanRunDespiteNanAtStepZero) {
   EXPECT_TRUE(FiniteChecker().Check(run.Context()).empty());
 }
 
+// The probe writes a NaN gradient norm for a record without any gradient (an optimizer that
+// stepped over parameters none of which had one): no norm to judge, stalled_params' case. With a
+// gradient recorded, a NaN norm is non-finite.
+TEST(FiniteCheckerTest, ANanGradNormWithoutAnyGradientIsNotJudged) {
+  CannedRun run(2, 4);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int r : {0, 1}) {
+    StepRecord& s = run.Step(r, 2);
+    s.grad_norm = nan;
+    std::vector<TensorRecord> kept;
+    for (const TensorRecord& t : s.tensors) {
+      if (t.kind != TensorKind::kGrad) kept.push_back(t);
+    }
+    s.tensors = kept;
+  }
+  EXPECT_TRUE(FiniteChecker().Check(run.Context()).empty());
+  run.Step(1, 3).grad_norm = nan;  // its gradients are recorded
+  auto f = FiniteChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 3);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+}
+
 TEST(FiniteCheckerTest, NamesTheFirstStepRanksAndTensor) {
   CannedRun run(4, 6);
   const double nan = std::numeric_limits<double>::quiet_NaN();

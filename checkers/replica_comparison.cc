@@ -57,6 +57,15 @@ void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, con
                    const std::vector<const TensorRecord*>& held, const std::shared_ptr<const ReplicaGroup>& group,
                    std::vector<TensorDivergence>& out, ComparedCells* compared) {
   if (members.size() < 2) return;
+  // A zero gradient where another rank has none says the same: nothing to apply. Muon's
+  // distributed step gives the parameter it owns a zero gradient when it has none, so that its
+  // owner joins every all_gather (muon_skip_none_grad_fixed in examples/real_bugs); the other
+  // ranks never touch it.
+  if (kind == TensorKind::kGrad &&
+      std::any_of(held.begin(), held.end(), [](const TensorRecord* t) { return t == nullptr; }) &&
+      std::all_of(held.begin(), held.end(), [](const TensorRecord* t) { return t == nullptr || t->norm == 0.0; })) {
+    return;
+  }
   if (compared != nullptr &&
       std::count_if(held.begin(), held.end(), [](const TensorRecord* t) { return t != nullptr; }) >= 2) {
     ++compared->cells;
@@ -99,6 +108,26 @@ void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, con
   out.push_back(std::move(d));
 }
 
+// Whether the ranks' replicated tensors of the world (`listed`, per rank) are each held by one rank
+// only, and by at least two ranks in all: each rank keeps the state of its own share of the
+// parameters (a hand-written sharded optimizer, Muon's round-robin step), which nothing says should
+// agree. One rank holding what another lacks is still missing state (a checkpoint loaded on rank
+// 0 only).
+bool OwnSharesOnly(const std::vector<std::vector<const TensorRecord*>>& listed) {
+  std::unordered_map<std::string, int> holders;
+  int ranks_holding = 0;
+  for (const auto& list : listed) {
+    bool holds = false;
+    for (const TensorRecord* t : list) {
+      if (t->group != nullptr) return false;  // replica groups of their own: compared within them
+      if (++holders[t->name] > 1) return false;
+      holds = true;
+    }
+    ranks_holding += holds ? 1 : 0;
+  }
+  return ranks_holding >= 2;
+}
+
 }  // namespace
 
 std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<const StepRecord*>& records,
@@ -127,11 +156,21 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
   }
   std::vector<std::string> names;
   std::vector<std::unordered_map<std::string, const TensorRecord*>> by_name;
+  // Per rank, the tensors of `kind` it holds as its own this step (recorded, not replicated): such
+  // a rank is no member of that tensor's comparison, not a rank that lacks it. The probe records
+  // so a DDP's buffers after a rank's last step, which no broadcast made equal.
+  std::vector<std::set<std::string>> own;
   if (aligned) {
     std::unordered_map<std::string, size_t> seen;
     for (const TensorRecord* t : listed[0]) aligned = aligned && seen.emplace(t->name, 0).second;
   }
   if (!aligned) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      own.emplace_back();
+      for (const TensorRecord& t : records[static_cast<size_t>(ranks[i])]->tensors) {
+        if (t.kind == kind && !t.replicated) own.back().insert(t.name);
+      }
+    }
     std::set<std::string> seen;
     for (const auto& list : listed) {
       by_name.emplace_back();
@@ -141,6 +180,7 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
       }
     }
   }
+  if (!aligned && kind == TensorKind::kOptimizerState && OwnSharesOnly(listed)) return out;
   const size_t cells = aligned ? listed[0].size() : names.size();
   std::vector<const TensorRecord*> cell(ranks.size());
   std::vector<int> members;
@@ -168,11 +208,15 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
     const std::string& tensor = aligned ? listed[0][k]->name : names[k];
     // The whole world (a DDP program's tensors): every rank that recorded the step must hold it.
     if (any_world || replica_groups.empty()) {
-      held.assign(cell.begin(), cell.end());
-      for (const TensorRecord*& t : held) {
-        if (t != nullptr && t->group != nullptr) t = nullptr;
+      members.clear();
+      held.clear();
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        const TensorRecord* t = cell[i];
+        if (t == nullptr && !own.empty() && own[i].count(tensor) != 0) continue;
+        members.push_back(ranks[i]);
+        held.push_back(t != nullptr && t->group == nullptr ? t : nullptr);
       }
-      CompareWithin(step, tensor, kind, ranks, held, nullptr, out, compared);
+      CompareWithin(step, tensor, kind, members, held, nullptr, out, compared);
     }
     // Each replica group: its members that recorded the step must hold it, in that group.
     for (const std::shared_ptr<const ReplicaGroup>& g : replica_groups) {

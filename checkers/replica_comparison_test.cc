@@ -57,6 +57,76 @@ TEST(ReplicaComparisonTest, AMissingTensorIsADivergence) {
   EXPECT_FALSE(d[0].groups[1].digest.has_value());
 }
 
+// A rank that records a tensor as its own (not replicated) while the others hold it replicated is
+// left out of that tensor's comparison, not called missing: the probe records a DDP's buffers so
+// after a rank's last step, which no broadcast made equal (examples/clean_ddp_batchnorm_join.py).
+TEST(ReplicaComparisonTest, ARankHoldingATensorAsItsOwnIsNotMissingIt) {
+  CannedRun run(3, 2);
+  TensorRecord& own = run.Tensor(0, 2, TensorKind::kBuffer, "bn.running_mean");
+  own.replicated = false;
+  own.digest = Digest128{1, 2};  // its own statistics: no other rank's
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kBuffer).empty());
+  // The others are still compared among themselves.
+  run.Diverge(2, TensorKind::kBuffer, "bn.running_mean", 2);
+  auto d = FindDivergences(run.traces, TensorKind::kBuffer);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].step, 2);
+  EXPECT_EQ(d[0].tensor, "bn.running_mean");
+  ASSERT_EQ(d[0].groups.size(), 2u);
+  EXPECT_EQ(d[0].groups[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d[0].odd_ranks, (std::vector<int>{2}));
+}
+
+// Removes `rank`'s record of `kind`/`name` at every step.
+void Drop(CannedRun& run, int rank, TensorKind kind, const std::string& name) {
+  for (auto& s : run.traces[static_cast<size_t>(rank)].steps) {
+    auto& ts = s.tensors;
+    ts.erase(std::remove_if(ts.begin(), ts.end(), [&](const TensorRecord& t) { return t.kind == kind && t.name == name; }),
+             ts.end());
+  }
+}
+
+// Each rank keeps the optimizer state of its own share of the parameters only (Muon's round-robin
+// step, a hand-written sharded optimizer): nothing to compare, nothing missing.
+TEST(ReplicaComparisonTest, OptimizerStateKeptForEachRanksOwnShareIsNotMissing) {
+  CannedRun run(2, 2);
+  Drop(run, 0, TensorKind::kOptimizerState, "w1#momentum");
+  Drop(run, 1, TensorKind::kOptimizerState, "w0#momentum");
+  Drop(run, 1, TensorKind::kOptimizerState, "w2#momentum");
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kOptimizerState).empty());
+}
+
+// One rank holding state the other lacks altogether is missing state (a checkpoint's optimizer
+// state loaded on rank 0 only), and so is a tensor two ranks hold and a third lacks.
+TEST(ReplicaComparisonTest, StateOneRankHoldsAndAnotherLacksIsStillMissing) {
+  CannedRun two(2, 2);
+  for (const char* name : {"w0#momentum", "w1#momentum", "w2#momentum"}) Drop(two, 1, TensorKind::kOptimizerState, name);
+  auto d = FindDivergences(two.traces, TensorKind::kOptimizerState);
+  ASSERT_EQ(d.size(), 6u);  // 3 tensors at steps 1 and 2
+  EXPECT_EQ(d[0].step, 1);
+
+  CannedRun three(3, 1);
+  Drop(three, 0, TensorKind::kOptimizerState, "w1#momentum");
+  Drop(three, 1, TensorKind::kOptimizerState, "w0#momentum");
+  Drop(three, 2, TensorKind::kOptimizerState, "w0#momentum");
+  d = FindDivergences(three.traces, TensorKind::kOptimizerState);
+  ASSERT_EQ(d.size(), 2u);  // w0 held by rank 0 only, w1 by ranks 1 and 2: not one share each
+}
+
+// A zero gradient where another rank has none: the same, nothing to apply. A non-zero gradient
+// where another rank has none is missing.
+TEST(ReplicaComparisonTest, AZeroGradientAndNoGradientAgree) {
+  CannedRun run(2, 2);
+  Drop(run, 0, TensorKind::kGrad, "w2");
+  for (int64_t step : {1, 2}) run.Tensor(1, step, TensorKind::kGrad, "w2").norm = 0.0;
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kGrad).empty());
+  run.Tensor(1, 2, TensorKind::kGrad, "w2").norm = 0.25;
+  auto d = FindDivergences(run.traces, TensorKind::kGrad);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].step, 2);
+  EXPECT_EQ(d[0].tensor, "w2");
+}
+
 TEST(ReplicaComparisonTest, ShardedTensorsAreNotCompared) {
   CannedRun run(2, 2);
   for (auto& t : run.traces) {

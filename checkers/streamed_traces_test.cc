@@ -159,6 +159,22 @@ TEST(StreamedTracesTest, EachStepJudgingCheckerFiresAndStaysQuietThroughTheStrea
       {"optimizer_state", [](CannedRun& r) { r.Diverge(2, TensorKind::kOptimizerState, "w2#momentum", 3); }},
       {"buffers", [](CannedRun& r) { r.Diverge(2, TensorKind::kBuffer, "bn.running_mean", 3); }},
       {"finite", [nan](CannedRun& r) { r.Tensor(2, 3, TensorKind::kGrad, "w1").norm = nan; }},
+      {"stalled_params",
+       [](CannedRun& r) {
+         for (const char* name : {"w0", "w1", "w2"}) {
+           const Digest128 before = r.Tensor(2, 2, TensorKind::kParam, name).digest;
+           for (int64_t s = 3; s <= 6; ++s) r.Tensor(2, s, TensorKind::kParam, name).digest = before;
+         }
+       }},
+      // Settings, which the stream's folded steps drop as they drop tensors.
+      {"optimizer_settings",
+       [](CannedRun& r) {
+         for (size_t rank = 0; rank < r.traces.size(); ++rank) {
+           for (StepRecord& s : r.traces[rank].steps) {
+             s.optimizer = {{"opt0.group0.lr", rank == 2 && s.step >= 3 ? 0.005 : 0.01}, {"opt0.group0.momentum", 0.9}};
+           }
+         }
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.checker);

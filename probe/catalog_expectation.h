@@ -52,14 +52,14 @@ inline constexpr const char* kBugClasses[] = {
     "skipped_sync",        // a gradient all-reduce silently not made (or not over every rank)
     "replica_drift",       // replicas start or drift apart with every sync made (init, buffers, RNG)
     "one_rank_state",      // state loaded, copied or edited on one rank only
-    "optimizer_settings",  // learning rate or other hyperparameters differ across ranks
+    "hyperparameter_drift",  // learning rate or other hyperparameters differ (not "optimizer_settings")
     "wrong_collective",    // ranks call different collectives (one leaves, skips or adds one)
-    "collective_args",     // the same collective with arguments that do not match
+    "argument_mismatch",   // the same collective with arguments that do not match
     "stuck_collective",    // a collective nobody else joins, with no divergence before it
     "stalled_training",    // every rank alike, and the model does not learn
     "sharded_grads",       // a sharded computation made as if local (norms, clipping)
     "tp_inputs",           // tensor-parallel ranks fed inputs that should be identical and are not
-    "teardown",            // process-group set-up or tear-down
+    "group_lifecycle",     // process-group set-up or tear-down (not "teardown": a checker's name)
 };
 
 // What lockstep reports for a bug of the corpus today.

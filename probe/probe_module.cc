@@ -91,8 +91,10 @@ Captured Capture(const ProbeSession& session, const std::string& kind_name, cons
 }
 
 void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
-               const std::vector<const Captured*>& parts) {
+               const std::vector<const Captured*>& parts,
+               const std::vector<std::pair<std::string, double>>& optimizer) {
   StepRecord record;
+  record.optimizer = optimizer;
   record.step = step;
   record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
   record.loss_reported = loss.has_value();
@@ -173,7 +175,8 @@ PYBIND11_MODULE(_lockstep_probe, m) {
            py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true,
            py::arg("groups") = std::vector<int>{})
       .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
-      .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"))
+      .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),
+           py::arg("optimizer") = std::vector<std::pair<std::string, double>>{})
       .def("heartbeat", [](ProbeSession& s) { ThrowIfError(s.WriteHeartbeat()); })
       .def("footer", [](ProbeSession& s, int64_t steps, const std::string& status) {
              ThrowIfError(s.WriteFooter(TraceFooter{steps, status}));

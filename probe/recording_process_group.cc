@@ -21,6 +21,27 @@ int64_t Numel(const std::vector<at::Tensor>& tensors) {
 
 const at::Tensor* First(const std::vector<at::Tensor>& tensors) { return tensors.empty() ? nullptr : &tensors.front(); }
 
+// all_to_all_single's split sizes, which count rows of dim 0, in elements; no sizes: dim 0 split
+// evenly over the group, as c10d does.
+std::vector<int64_t> SplitElements(const at::Tensor& t, const std::vector<int64_t>& rows, int group_size) {
+  if (!t.defined() || group_size <= 0) return {};
+  const int64_t dim0 = t.dim() > 0 ? t.size(0) : 0;
+  const int64_t per_row = dim0 > 0 ? t.numel() / dim0 : 0;
+  std::vector<int64_t> out;
+  if (rows.empty()) {
+    out.assign(static_cast<size_t>(group_size), dim0 / group_size * per_row);
+  } else {
+    for (int64_t r : rows) out.push_back(r * per_row);
+  }
+  return out;
+}
+
+std::vector<int64_t> Numels(const std::vector<at::Tensor>& tensors) {
+  std::vector<int64_t> out;
+  for (const at::Tensor& t : tensors) out.push_back(t.defined() ? t.numel() : 0);
+  return out;
+}
+
 // Which backend types a group holds. c10d::ProcessGroup keeps them in a protected map, and its one
 // public query, getBackend(BackendType), throws for a type it does not hold: asking that way
 // formats a torch error message (an integer through a stream) for every miss, inside the user's
@@ -127,6 +148,21 @@ uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, i
   r.count = count;
   r.root = static_cast<int>(root);
   r.reduce = reduce;
+  return session_->CollectiveStarted(std::move(r));
+}
+
+uint64_t RecordingProcessGroup::BeginAllToAll(const at::Tensor* first, int64_t count, std::vector<int64_t> in_splits,
+                                              std::vector<int64_t> out_splits) {
+  RECORD_USER_SCOPE("lockstep.probe.collective_record");
+  CollectiveRecord r;
+  r.group = group_;
+  r.op = "all_to_all";
+  r.dtype = first && first->defined() ? DtypeName(first->scalar_type()) : "";
+  r.count = count;
+  // Where this rank's splits sit in its peers': the collective_args check pairs them by it.
+  r.group_rank = getRank();
+  r.in_splits = std::move(in_splits);
+  r.out_splits = std::move(out_splits);
   return session_->CollectiveStarted(std::move(r));
 }
 
@@ -238,13 +274,14 @@ WorkPtr RecordingProcessGroup::reduce_scatter_tensor_coalesced(std::vector<at::T
 WorkPtr RecordingProcessGroup::alltoall_base(at::Tensor& output, at::Tensor& input,
                                              std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
                                              const c10d::AllToAllOptions& opts) {
-  const uint64_t seq = Begin("all_to_all", &input, input.numel(), -1, "");
+  const uint64_t seq = BeginAllToAll(&input, input.numel(), SplitElements(input, input_splits, getSize()),
+                                     SplitElements(output, output_splits, getSize()));
   return End(inner_->alltoall_base(output, input, output_splits, input_splits, opts), seq);
 }
 
 WorkPtr RecordingProcessGroup::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                         const c10d::AllToAllOptions& opts) {
-  const uint64_t seq = Begin("all_to_all", First(inputs), Numel(inputs), -1, "");
+  const uint64_t seq = BeginAllToAll(First(inputs), Numel(inputs), Numels(inputs), Numels(outputs));
   return End(inner_->alltoall(outputs, inputs, opts), seq);
 }
 

@@ -105,6 +105,9 @@ class RecordingProcessGroup : public WrappedGroup {
  private:
   // Writes the begin record; returns its seq.
   uint64_t Begin(const char* op, const at::Tensor* first, int64_t count, int64_t root, const std::string& reduce);
+  // An all_to_all's begin record, with its split sizes in elements (trace_record.h).
+  uint64_t BeginAllToAll(const at::Tensor* first, int64_t count, std::vector<int64_t> in_splits,
+                         std::vector<int64_t> out_splits);
   // Writes the end record when the work has ended (work_completion.h); `work` may be null.
   WorkPtr End(WorkPtr work, uint64_t seq);
 

@@ -138,8 +138,8 @@ class LaunchRun {
   void RecordDirectExit(size_t i, int status);
   void CheckLauncherProcess();
   void CheckVanishedRanks();
-  // Start-up: true once every rank's trace shows its step-0 record (or a footer); sets ending_
-  // when startup_timeout_s passes before that.
+  // Start-up: true once every rank's trace shows its step-0 record, a footer, or a collective
+  // begun in its first step; sets ending_ when startup_timeout_s passes before that.
   bool CheckStartup();
   std::vector<int> StartupCulprits(const std::vector<int>& waiting) const;
   // " (N bytes free): its trace could not be written" when the traces' file system has no room
@@ -481,7 +481,11 @@ bool LaunchRun::CheckStartup() {
   std::vector<int> waiting;
   for (int r = 0; r < spec_.ranks; ++r) {
     const RankProgress& p = watcher_.rank(r);
-    if (!p.last_step && !p.footer) waiting.push_back(r);
+    // A rank that began a collective of its first step is training, though it recorded no step
+    // yet: a hang inside step 1 (Muon's all_gather that one rank skips) is a hang to judge, not a
+    // start-up still under way (collectives before it, a DDP's initial broadcast, are of step 0).
+    const bool training = p.last_begun && p.last_begun->step >= 1;
+    if (!p.last_step && !p.footer && !training) waiting.push_back(r);
   }
   if (waiting.empty()) {
     started_at_ = Clock::now();

@@ -353,6 +353,31 @@ TEST_P(LauncherTest, SlowStartUpIsNotAHang) {
   ExpectNoProcessLeft(spec);
 }
 
+// A program under exec records its first step only when it ends: ranks that all began a
+// collective of step 1 have started, and a hang there is judged after hang_timeout_s, not left to
+// the start-up limit (Muon's skipped all_gather, examples/real_bugs/muon_skip_none_grad.py).
+TEST_P(LauncherTest, AHangInsideTheFirstStepIsAHang) {
+  LaunchSpec spec = Spec(2, {"--steps", "3", "--step-ms", "10", "--no-step-zero", "--stuck-step", "1"});
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 600.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
+// Without a collective of step 1 on every rank it is still start-up: a rank not there yet.
+TEST_P(LauncherTest, ARankThatNeverBeganTheFirstStepIsStillStartingUp) {
+  LaunchSpec spec = Spec(2, {"--steps", "3", "--step-ms", "10", "--no-step-zero", "--hang-step", "1", "--hang-rank", "1"});
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 8.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kStartupTimeout) << report->message;
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(1));
+  ExpectNoProcessLeft(spec);
+}
+
 TEST_P(LauncherTest, StartUpTimeoutNamesTheRanksThatNeverStarted) {
   LaunchSpec spec = Spec(3, {"--steps", "3", "--step-ms", "10", "--startup-rank", "2", "--startup-ms", "600000"});
   spec.startup_timeout_s = 10.0;

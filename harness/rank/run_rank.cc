@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -59,10 +60,21 @@ class Rank {
 
   ExitCode Run() {
     Status s = RunSteps();
+    std::string in_flight;
+    if (!s.ok() && async_capture_) {
+      // What landed is written (without waiting: the device may be what failed); the footer names
+      // the steps whose capture was begun and never landed.
+      (void)recorder_->FinishAsync(/*wait=*/false);
+      steps_completed_ = std::max<int64_t>(steps_completed_, recorder_->last_async_step_written());
+      for (int64_t step : recorder_->CapturesInFlight()) {
+        in_flight += (in_flight.empty() ? " (captures begun and not landed: steps " : ", ") + std::to_string(step);
+      }
+      if (!in_flight.empty()) in_flight += ")";
+    }
     if (writer_) {
       TraceFooter footer;
       footer.steps_completed = steps_completed_;
-      footer.status = s.ok() ? (stopped_early_ ? stop_reason_ : "ok") : s.ToString();
+      footer.status = s.ok() ? (stopped_early_ ? stop_reason_ : "ok") : s.ToString() + in_flight;
       Status fs = writer_->WriteFooter(footer);
       if (s.ok() && !fs.ok()) s = fs;
       // NCCL's threads may outlive this object; from here on their events wait in the log.
@@ -131,6 +143,7 @@ class Rank {
     if (options_.reference_split) trainer_->set_data_split(n_rank_world);
     if (injector_) LOCKSTEP_RETURN_IF_ERROR(injector_->CheckTargets(trainer_->model().module()));
     LOCKSTEP_RETURN_IF_ERROR(trainer_->Initialize());
+    LOCKSTEP_RETURN_IF_ERROR(ChooseCapture());
     LOCKSTEP_RETURN_IF_ERROR(Record(0, nullptr));
     for (int64_t step = 1; step <= scenario_.steps && !stopped_early_; ++step) {
       // Start-up is over: a discovery call from here on is one in the middle of training.
@@ -139,8 +152,15 @@ class Rank {
       recorder_->set_step(step);
       native_step_.store(step, std::memory_order_relaxed);
       LOCKSTEP_RETURN_IF_ERROR(WriteHeartbeat(step));
+      // The step overwrites the state the captures in flight read: the training stream waits for
+      // their reads on the device (nothing without the asynchronous capture).
+      LOCKSTEP_RETURN_IF_ERROR(recorder_->GuardOverwrite());
       LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step));
       LOCKSTEP_RETURN_IF_ERROR(Record(step, &stats));
+    }
+    if (async_capture_) {
+      LOCKSTEP_RETURN_IF_ERROR(recorder_->FinishAsync(/*wait=*/true));
+      steps_completed_ = recorder_->last_async_step_written();
     }
     LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
     LOCKSTEP_RETURN_IF_ERROR(native_collectives_->status());
@@ -224,9 +244,35 @@ class Rank {
     return writer_->WriteHeartbeat(step, WallSeconds());
   }
 
+  // LOCKSTEP_ASYNC_CAPTURE=1 on a CUDA rank: the step's capture off the host's critical path
+  // (StepRecorder::CaptureAsync), not the default until a GPU run has shown it (docs/GPU.md). Not
+  // with --fail-fast or --stop-after-step, which need the step's digests before the next step.
+  Status ChooseCapture() {
+    const char* asked = std::getenv("LOCKSTEP_ASYNC_CAPTURE");
+    if (asked == nullptr || std::string(asked) != "1") return Status::Ok();
+    std::string why_not;
+    if (device_.rfind("cuda", 0) != 0) {
+      why_not = "the rank trains on " + device_;
+    } else if (options_.fail_fast || options_.stop_after_step) {
+      why_not = "--fail-fast and --stop-after-step need each step's digests at once";
+    } else {
+      why_not = StepRecorder::AsyncCaptureUnavailable();
+    }
+    async_capture_ = why_not.empty();
+    // Said in the trace, so that a run asked to capture asynchronously and not doing so is seen.
+    return writer_->WriteLog(async_capture_ ? "asynchronous capture: on (LOCKSTEP_ASYNC_CAPTURE=1)"
+                                            : "asynchronous capture: off, " + why_not);
+  }
+
   Status Record(int64_t step, const StepStats* stats) {
     LOCKSTEP_RETURN_IF_ERROR(discovery_error_);
     LOCKSTEP_RETURN_IF_ERROR(native_collectives_->status());
+    if (async_capture_) {
+      // The record is written when its capture lands, a step or a few later (in step order).
+      LOCKSTEP_RETURN_IF_ERROR(recorder_->CaptureAsync(*trainer_, step, stats, WallSeconds()));
+      steps_completed_ = std::max<int64_t>(0, recorder_->last_async_step_written());
+      return Status::Ok();
+    }
     StepRecord& record = step_record_;
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Capture(*trainer_, step, stats, WallSeconds(), record));
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Write(record));
@@ -284,6 +330,7 @@ class Rank {
   std::unique_ptr<Communicator> slice_, cross_;
   std::unique_ptr<Trainer> trainer_;
   int64_t steps_completed_ = 0;
+  bool async_capture_ = false;  // ChooseCapture
   bool stopped_early_ = false;
   std::string stop_reason_;
   Status discovery_error_;  // the first failed write of a discovery record (see OpenTrace) or rediscovery

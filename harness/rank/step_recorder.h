@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "harness/capture/capture_device.h"
 #include "harness/comm/collective_listener.h"
 #include "harness/core/status.h"
 #include "harness/trace/multi_tensor_digest.h"
@@ -16,6 +19,7 @@ namespace lockstep {
 class StepRecorder : public CollectiveListener {
  public:
   explicit StepRecorder(TraceWriter* writer);
+  ~StepRecorder() override;
 
   void set_step(int64_t step) { step_ = step; }
   // Digests the trainer's state as step `step` into `record`, in one pass over all its tensors
@@ -25,6 +29,30 @@ class StepRecorder : public CollectiveListener {
   Status Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s, StepRecord& record);
   Status Write(const StepRecord& record);
 
+  // The asynchronous capture of a step's CUDA tensors (issue 47, item 3; harness/capture), which
+  // lockstep-rank uses only when LOCKSTEP_ASYNC_CAPTURE=1 (docs/PERFORMANCE.md): the digests and
+  // norms are queued on a side stream and each step's record is written once they land, in step
+  // order, so the host never waits for the device there. Empty when this build and process can
+  // use it; otherwise why not.
+  static std::string AsyncCaptureUnavailable();
+  // Begins step `step`'s capture and writes the records of the earlier steps that have landed. A
+  // step whose tensors are not all contiguous float32/float64 tensors of one CUDA device is captured
+  // synchronously instead, after every step in flight was written (the norms of other dtypes are
+  // LibTorch's reduction, which the side stream's kernels do not reproduce).
+  Status CaptureAsync(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s);
+  // Before the trainer queues anything that overwrites its state (the next step): the training
+  // stream waits on the device for every capture's reads. Never blocks the host.
+  Status GuardOverwrite();
+  // Writes what has landed; with `wait`, waits for every capture in flight first (the run's end).
+  Status FinishAsync(bool wait);
+  // The steps whose capture was begun and whose record is not written (a rank ending with an error).
+  std::vector<int64_t> CapturesInFlight() const;
+  // The last step whose record was written by the asynchronous path (-1: none yet).
+  int64_t last_async_step_written() const { return last_async_step_written_; }
+  // Tests: the asynchronous capture over `device` (a SimulatedCaptureDevice), which reads host
+  // tensors where they are, instead of a CUDA device; its ordering with the training is the test's.
+  void UseCaptureDeviceForTesting(std::unique_ptr<CaptureDevice> device);
+
   void OnCollectiveBegin(const CollectiveFingerprint& fp) override;
   void OnCollectiveEnd(const CollectiveFingerprint& fp, const Status& status) override;
   // The first error writing collective records (listeners cannot return one).
@@ -33,6 +61,9 @@ class StepRecorder : public CollectiveListener {
  private:
   TraceWriter* writer_;
   MultiTensorDigest digests_;  // its buffers and descriptor seeds serve every step
+  struct AsyncCapture;  // the pipeline, its device, and the records waiting for their results
+  std::unique_ptr<AsyncCapture> async_;
+  int64_t last_async_step_written_ = -1;
   int64_t step_ = 0;
   Status status_;
 };

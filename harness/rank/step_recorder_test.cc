@@ -13,8 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "harness/capture/simulated_capture_device.h"
+#include "harness/core/testing/temp_dir.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/tensor_digest.h"
+#include "harness/trace/trace_reader.h"
+#include "harness/trace/trace_writer.h"
 #include "harness/trainer/testing/thread_training.h"
 
 namespace lockstep {
@@ -120,6 +124,70 @@ TEST(StepRecorderTest, AKeptRecordIsOverwrittenWhole) {
   EXPECT_GT(record.tensors.size(), at_step0);  // gradients and optimizer state from step 1 on
   EXPECT_NE(record.tensors[0].name, "stale");
   EXPECT_EQ(record.tensors[0].group, nullptr);
+}
+
+// The asynchronous capture's wiring (CaptureAsync, FinishAsync; the CUDA device's place taken by
+// the simulated one, reading host tensors): the trace holds the synchronous capture's records,
+// every step once, in step order, digests and norms bit for bit. With batch norm, whose int64
+// counter the device does not norm, every step goes the synchronous way after the ones in flight.
+TEST(StepRecorderTest, AsyncCaptureWritesTheSynchronousRecordsInStepOrder) {
+  for (NormKind norm : {NormKind::kLayerNorm, NormKind::kBatchNorm}) {
+    SCOPED_TRACE(norm == NormKind::kBatchNorm ? "batch norm" : "layer norm");
+    Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+    scenario.model.norm = norm;
+    scenario.ranks = 1;
+    scenario.steps = 6;
+    testing::TempDir dir("lockstep_async_capture_");
+    TraceHeader header;
+    header.schema = CurrentTraceSchema();
+    Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    StepRecorder recorder(writer->get());
+    auto device = std::make_unique<SimulatedCaptureDevice>();
+    const SimulatedCaptureDevice* simulated = device.get();
+    recorder.UseCaptureDeviceForTesting(std::move(device));
+    StepRecorder sync_recorder(nullptr);
+    std::vector<StepRecord> expected;
+    trainer_testing::Train(scenario, {}, [&](int, int64_t step, Trainer& trainer) {
+      StepStats stats;
+      stats.loss = 0.25 * static_cast<double>(step);
+      StepRecord& want = expected.emplace_back();
+      ASSERT_TRUE(sync_recorder.Capture(trainer, step, &stats, 1.0, want).ok());
+      ASSERT_TRUE(recorder.CaptureAsync(trainer, step, &stats, 1.0).ok());
+      // The trainer here runs on this thread, not on the simulated training stream: the capture
+      // must land before the next step changes the tensors (the pipeline's ordering has its own
+      // tests, capture_pipeline_test.cc).
+      ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());
+      EXPECT_EQ(recorder.last_async_step_written(), step);
+      EXPECT_TRUE(recorder.CapturesInFlight().empty());
+    });
+    ASSERT_TRUE(recorder.GuardOverwrite().ok());
+    // Every step of the layer-norm MLP went through the device; none of the batch-norm one did.
+    if (norm == NormKind::kBatchNorm) {
+      EXPECT_EQ(simulated->slots_used(), 0);
+    } else {
+      EXPECT_GT(simulated->slots_used(), 0);
+    }
+    writer->reset();  // closes the trace
+    Result<RankTrace> trace = ReadTrace(dir / "rank-0.trace");
+    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    ASSERT_EQ(trace->steps.size(), expected.size());
+    for (size_t s = 0; s < expected.size(); ++s) {
+      const StepRecord& got = trace->steps[s];
+      const StepRecord& want = expected[s];
+      EXPECT_EQ(got.step, want.step);
+      EXPECT_EQ(got.loss, want.loss);
+      ASSERT_EQ(got.tensors.size(), want.tensors.size()) << "step " << want.step;
+      for (size_t i = 0; i < want.tensors.size(); ++i) {
+        SCOPED_TRACE("step " + std::to_string(want.step) + " " + want.tensors[i].name);
+        EXPECT_EQ(got.tensors[i].name, want.tensors[i].name);
+        EXPECT_EQ(got.tensors[i].kind, want.tensors[i].kind);
+        EXPECT_EQ(got.tensors[i].dtype, want.tensors[i].dtype);
+        EXPECT_EQ(got.tensors[i].digest, want.tensors[i].digest);
+        EXPECT_EQ(Bits(got.tensors[i].norm), Bits(want.tensors[i].norm));
+      }
+    }
+  }
 }
 
 }  // namespace

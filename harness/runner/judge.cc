@@ -152,6 +152,9 @@ std::string Unjudgeable(const Evidence& e, const std::vector<RankTrace>& traces)
       return NoStepAnywhere(e, traces);
     case TraceDemand::kEveryRankSteps:
       if (std::string unreadable = UnreadableTraces(traces, e.trace_dir); !unreadable.empty()) return unreadable;
+      // A hang inside the first step (every rank began its collectives, none finished the step):
+      // the hang is the verdict, and the checkers judge it from the collectives recorded.
+      if (e.launch && e.launch->ending == LaunchEnding::kHang) return "";
       return UnobservedRanks(e, traces);
   }
   return "";

@@ -73,6 +73,27 @@ TEST(JudgeTest, WhatEachDemandRefusesToJudge) {
   EXPECT_NE(none.outcome, Outcome::kError) << none.reason;
 }
 
+// A user's program whose ranks hung inside their first step recorded no step, and the hang is
+// still the verdict: the launch says what happened, the checkers judge it (hang is among them).
+TEST(JudgeTest, AHangBeforeAnyRecordedStepIsAVerdictNotAnError) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteTraces(dir.path(), 2, 0);
+  Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
+  e.have_scenario_file = true;
+  LaunchReport launch;
+  launch.ending = LaunchEnding::kHang;
+  launch.stalled_ranks = {0, 1};
+  e.launch = launch;
+  const ScenarioResult hung = Judge(e, {});
+  EXPECT_EQ(hung.outcome, Outcome::kFail) << hung.reason;
+  // The same traces from a run that ended cleanly: nothing was checked.
+  e.launch->ending = LaunchEnding::kClean;
+  e.launch->stalled_ranks.clear();
+  const ScenarioResult clean = Judge(e, {});
+  EXPECT_EQ(clean.outcome, Outcome::kError);
+  EXPECT_NE(clean.reason.find("never stepped an optimizer"), std::string::npos) << clean.reason;
+}
+
 TEST(JudgeTest, ATraceOfARankPastTheWorldIsAnErrorNamingIt) {
   testing::TempDir dir("lockstep_judge_");
   WriteTraces(dir.path(), 3, 2);

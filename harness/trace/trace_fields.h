@@ -60,6 +60,8 @@ inline constexpr const char* kLr = "lr";
 inline constexpr const char* kWallS = "wall_s";
 inline constexpr const char* kN = "n";
 inline constexpr const char* kTable = "table";
+// Added in 2.3: the optimizer settings the step ran with, {"opt0.group0.lr": 0.01, ...}.
+inline constexpr const char* kOptimizer = "optimizer";
 
 // A collective's begin and end.
 inline constexpr const char* kGroup = "group";
@@ -70,6 +72,10 @@ inline constexpr const char* kRoot = "root";
 inline constexpr const char* kReduce = "reduce";
 inline constexpr const char* kStartS = "start_s";
 inline constexpr const char* kEndS = "end_s";
+// Added in 2.3: an all_to_all's split sizes in elements, and this rank's rank in its group.
+inline constexpr const char* kGroupRank = "group_rank";
+inline constexpr const char* kInSplits = "in_splits";
+inline constexpr const char* kOutSplits = "out_splits";
 
 // A discovery call.
 inline constexpr const char* kCall = "call";

@@ -57,6 +57,21 @@ T Get(const json& j, const char* key, T fallback) {
   }
 }
 
+// An array of integers (absent: empty), each a JSON integer in range, as Get's.
+std::vector<int64_t> GetIntegers(const json& j, const char* key) {
+  std::vector<int64_t> out;
+  auto it = j.find(key);
+  if (it == j.end()) return out;
+  if (!it->is_array()) throw json::type_error::create(302, std::string("field '") + key + "' is not an array", &j);
+  out.reserve(it->size());
+  for (const json& v : *it) {
+    std::optional<int64_t> n = JsonInteger<int64_t>(v);
+    if (!n) throw json::type_error::create(302, std::string("field '") + key + "' holds " + Shown(v) + ", not an integer", &j);
+    out.push_back(*n);
+  }
+  return out;
+}
+
 // "lockstep.trace/1.0" -> major 1; nullopt when the name is not ours or the version unreadable.
 std::optional<int> SchemaMajor(const std::string& schema) {
   const std::string prefix = std::string(kTraceSchemaName) + "/";
@@ -175,6 +190,9 @@ CollectiveRecord ParseCollectiveBegin(const json& j) {
   c.count = Get<int64_t>(j, f::kCount, 0);
   c.root = Get<int>(j, f::kRoot, -1);
   c.reduce = Get<std::string>(j, f::kReduce, "");
+  c.group_rank = Get<int>(j, f::kGroupRank, -1);
+  c.in_splits = GetIntegers(j, f::kInSplits);
+  c.out_splits = GetIntegers(j, f::kOutSplits);
   c.step = Get<int64_t>(j, f::kStep, 0);
   c.start_s = GetDouble(j, f::kStartS, 0.0);
   if (j.contains(f::kEndS)) c.end_s = GetDouble(j, f::kEndS, 0.0);
@@ -225,6 +243,13 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       s.lr = GetDouble(j, f::kLr, 0.0);
       s.wall_s = GetDouble(j, f::kWallS, 0.0);
       if (!options_.tensors) return std::optional<TraceRecord>(std::move(s));
+      if (auto settings = j.find(f::kOptimizer); settings != j.end()) {
+        if (!settings->is_object()) return InvalidArgumentError(Where() + ": field 'optimizer' is not an object");
+        s.optimizer.reserve(settings->size());
+        for (auto it = settings->begin(); it != settings->end(); ++it) {
+          s.optimizer.emplace_back(it.key(), GetDouble(*settings, it.key().c_str(), 0.0));
+        }
+      }
       // Either form in either version: a list of whole tensors (/1), or a table against the
       // current `tensors` record (/2).
       if (auto list = j.find(f::kTensors); list != j.end() && list->is_array()) {

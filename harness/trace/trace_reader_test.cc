@@ -149,6 +149,69 @@ TEST_F(TraceReaderTest, ReadsReplicaGroupsAndTheTensorsThatNameThem) {
   EXPECT_EQ(ts[2].group, nullptr);
 }
 
+// The 2.3 fields: a step's optimizer settings and an all_to_all's split sizes, read back as
+// written; a 2.2 trace without them reads with none, and a bad value names its line.
+TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
+  auto writer = TraceWriter::Open(dir_ / "rank-0.trace", TraceHeader{});
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  CollectiveRecord a2a;
+  a2a.group = "ep";
+  a2a.op = "all_to_all";
+  a2a.dtype = "float32";
+  a2a.count = 24;
+  a2a.group_rank = 1;
+  a2a.in_splits = {16, 8};
+  a2a.out_splits = {12, 12};
+  a2a.step = 2;
+  ASSERT_TRUE((*writer)->WriteCollectiveBegin(a2a).ok());
+  CollectiveRecord plain;
+  plain.group = "world";
+  plain.op = "all_reduce";
+  ASSERT_TRUE((*writer)->WriteCollectiveBegin(plain).ok());
+  StepRecord step;
+  step.step = 2;
+  step.optimizer = {{"opt0.group0.lr", 0.1}, {"clip.max_norm", 1.0}, {"we\"ird", -0.0}};
+  ASSERT_TRUE((*writer)->WriteStep(step).ok());
+  ASSERT_TRUE((*writer)->WriteStep(StepRecord{}).ok());
+  writer->reset();
+  auto t = ReadTrace(dir_ / "rank-0.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->header.schema, "lockstep.trace/2.3");
+  ASSERT_EQ(t->collectives.size(), 2u);
+  EXPECT_EQ(t->collectives[0].group_rank, 1);
+  EXPECT_EQ(t->collectives[0].in_splits, (std::vector<int64_t>{16, 8}));
+  EXPECT_EQ(t->collectives[0].out_splits, (std::vector<int64_t>{12, 12}));
+  EXPECT_EQ(t->collectives[1].group_rank, -1);
+  EXPECT_TRUE(t->collectives[1].in_splits.empty());
+  ASSERT_EQ(t->steps.size(), 2u);
+  // Sorted by name as JSON objects read; the values exact.
+  EXPECT_EQ(t->steps[0].optimizer,
+            (std::vector<std::pair<std::string, double>>{{"clip.max_norm", 1.0}, {"opt0.group0.lr", 0.1}, {"we\"ird", -0.0}}));
+  EXPECT_TRUE(t->steps[1].optimizer.empty());
+
+  // A 2.2 step and collective: none.
+  std::string old = R"({"type":"header","schema":"lockstep.trace/2.2","rank":0,"world_size":2})" "\n";
+  old += R"({"type":"collective_begin","group":"world","seq":0,"op":"all_to_all","dtype":"float32","count":4,"root":-1,"reduce":"","step":1,"start_s":0.1})" "\n";
+  old += R"({"type":"step","step":1,"loss":0.5,"grad_norm":0.2,"lr":0.1,"wall_s":0.2,"tensors":[]})" "\n";
+  auto o = ReadTrace(Write("rank-0.trace", old));
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(o->steps[0].optimizer.empty());
+  EXPECT_EQ(o->collectives[0].group_rank, -1);
+  EXPECT_TRUE(o->collectives[0].out_splits.empty());
+
+  for (const std::string& bad : {
+           std::string(R"({"type":"step","step":1,"optimizer":[0.1],"tensors":[]})"),
+           std::string(R"({"type":"step","step":1,"optimizer":{"opt0.group0.lr":"fast"},"tensors":[]})"),
+           std::string(R"({"type":"collective_begin","group":"w","seq":0,"op":"all_to_all","in_splits":[1.5]})"),
+           std::string(R"({"type":"collective_begin","group":"w","seq":0,"op":"all_to_all","out_splits":3})"),
+       }) {
+    auto b = ReadTrace(Write("rank-0.trace", std::string(R"({"type":"header","schema":"lockstep.trace/2.3","rank":0,"world_size":2})") +
+                                                 "\n" + bad + "\n"));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("rank-0.trace:2: "), std::string::npos) << b.status().message();
+  }
+}
+
 TEST_F(TraceReaderTest, ABadReplicaGroupIsAnErrorThatNamesTheLine) {
   const std::string head = R"({"type":"header","schema":"lockstep.trace/2.2","rank":0,"world_size":4})" "\n";
   struct Case {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -20,8 +21,9 @@ namespace lockstep {
 // names them once (1: every step named every tensor in JSON). Readers read both.
 inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
-// Minor 1: the header's `environment`; minor 2: tensors' replica groups (docs/TRACE.md).
-inline constexpr int kTraceSchemaMinor = 2;
+// Minor 1: the header's `environment`; minor 2: tensors' replica groups; minor 3: a step's
+// optimizer settings and an all_to_all's split sizes (docs/TRACE.md).
+inline constexpr int kTraceSchemaMinor = 3;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -79,6 +81,11 @@ struct StepRecord {
   double lr = 0.0;
   double wall_s = 0.0;   // seconds since the rank started
   std::vector<TensorRecord> tensors;
+  // The optimizer settings the step ran with (since 2.3), each as `<scope>.<setting>`:
+  // "opt0.group1.lr", "opt0.group1.beta2", "clip.max_norm" (docs/TRACE.md lists them). Empty: none
+  // recorded (lockstep-rank, which records `lr` only, and traces before 2.3). Like `tensors`, a
+  // streamed trace's folded steps drop them (checkers/streamed_traces.h): only step judges read them.
+  std::vector<std::pair<std::string, double>> optimizer;
 };
 
 struct CollectiveRecord {
@@ -89,6 +96,12 @@ struct CollectiveRecord {
   int64_t count = 0;     // elements contributed by this rank
   int root = -1;         // broadcast only
   std::string reduce;    // "sum", "avg", "max" or ""
+  // An all_to_all's split sizes in elements (since 2.3; empty where not recorded): what this rank
+  // sends to each rank of the group (`in_splits[j]`: to group rank j) and expects from each
+  // (`out_splits[i]`), and its own rank in the group (-1: not recorded), which places its splits.
+  int group_rank = -1;
+  std::vector<int64_t> in_splits;
+  std::vector<int64_t> out_splits;
   int64_t step = 0;      // the optimizer step it belongs to (0: initialization)
   double start_s = 0.0;
   std::optional<double> end_s;  // absent while in flight (or forever, if it hung)
@@ -112,7 +125,7 @@ struct DiscoveryRecord {
 inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
-  std::string schema;    // "lockstep.trace/2.2"
+  std::string schema;    // "lockstep.trace/2.3"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;

@@ -48,6 +48,11 @@ ordered_json ToJson(const StepRecord& s) {
   ordered_json j = {{f::kType, f::kStepRecord},          {f::kStep, s.step},     {f::kLoss, Number(s.loss)}, {f::kGradNorm, Number(s.grad_norm)},
           {f::kLr, Number(s.lr)},      {f::kWallS, Number(s.wall_s)}, {f::kTensors, std::move(tensors)}};
   if (!s.loss_reported) j.erase(f::kLoss);
+  if (!s.optimizer.empty()) {
+    ordered_json settings = ordered_json::object();
+    for (const auto& [setting, value] : s.optimizer) settings[setting] = Number(value);
+    j[f::kOptimizer] = std::move(settings);
+  }
   return j;
 }
 
@@ -55,6 +60,9 @@ ordered_json ToJson(const CollectiveRecord& c) {
   ordered_json j = {{f::kType, f::kCollectiveBeginRecord}, {f::kGroup, c.group}, {f::kSeq, c.seq},   {f::kOp, c.op},
                     {f::kDtype, c.dtype},           {f::kCount, c.count}, {f::kRoot, c.root}, {f::kReduce, c.reduce},
                     {f::kStep, c.step},             {f::kStartS, Number(c.start_s)}};
+  if (c.group_rank >= 0) j[f::kGroupRank] = c.group_rank;
+  if (!c.in_splits.empty()) j[f::kInSplits] = c.in_splits;
+  if (!c.out_splits.empty()) j[f::kOutSplits] = c.out_splits;
   if (c.end_s) j[f::kEndS] = Number(*c.end_s);
   return j;
 }

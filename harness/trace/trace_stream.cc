@@ -125,7 +125,10 @@ void RankTraceStream::Fold(const TraceRecord& record) {
           kept.grad_norm = r.grad_norm;
           kept.lr = r.lr;
           kept.wall_s = r.wall_s;
-          if (keep_tensors_) kept.tensors = r.tensors;
+          if (keep_tensors_) {
+            kept.tensors = r.tensors;
+            kept.optimizer = r.optimizer;  // per step and group: the judges' to read, as tensors
+          }
         } else if constexpr (std::is_same_v<T, CollectiveRecord>) {
           open_collectives_[{r.group, r.seq}] = trace_.collectives.size();
           trace_.collectives.push_back(r);

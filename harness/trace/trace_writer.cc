@@ -58,6 +58,13 @@ class JsonLine {
   void NewLine() { out_.push_back('\n'); }
   // A key whose value the caller appends to the output itself.
   void RawKey(const char* key) { Key(key); }
+  // A member whose key is data (an optimizer setting's name), escaped as any string.
+  void NamedNumber(std::string_view key, double v) {
+    Comma();
+    String(key);
+    out_.push_back(':');
+    Double(v);
+  }
 
  private:
   void Comma() {
@@ -217,6 +224,12 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Field(f::kGradNorm, step.grad_norm);
   j.Field(f::kLr, step.lr);
   j.Field(f::kWallS, step.wall_s);
+  if (!step.optimizer.empty()) {  // absent: none recorded, as before 2.3
+    j.RawKey(f::kOptimizer);
+    j.Begin();
+    for (const auto& [setting, value] : step.optimizer) j.NamedNumber(setting, value);
+    j.End();
+  }
   j.Field(f::kN, static_cast<int64_t>(step.tensors.size()));
   j.RawKey(f::kTable);
   line_.push_back('"');
@@ -239,6 +252,18 @@ Status TraceWriter::WriteCollectiveBegin(const CollectiveRecord& c) {
   j.Field(f::kCount, c.count);
   j.Field(f::kRoot, c.root);
   j.Field(f::kReduce, c.reduce);
+  if (c.group_rank >= 0) j.Field(f::kGroupRank, c.group_rank);  // since 2.3, an all_to_all's
+  auto splits = [&](const char* key, const std::vector<int64_t>& values) {
+    if (values.empty()) return;
+    j.BeginArray(key);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) line_.push_back(',');
+      line_ += std::to_string(values[i]);
+    }
+    j.EndArray();
+  };
+  splits(f::kInSplits, c.in_splits);
+  splits(f::kOutSplits, c.out_splits);
   j.Field(f::kStep, c.step);
   j.Field(f::kStartS, c.start_s);
   if (c.end_s) j.Field(f::kEndS, *c.end_s);

@@ -14,7 +14,11 @@ program imports it, so the program needs no change.
                          and its groups, which are wrapped; a mesh with a pipeline dim tells the
                          probe which ranks hold a plain tensor (_replicas.py)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
-  optimizer steps     -> the global step pre/post hooks of torch.optim
+                         (its wrapped module's, after the buffer broadcast, when it broadcasts buffers)
+  Join.__exit__       -> the end of the rank's last step (model.join(): uneven inputs)
+  optimizer steps     -> the global step pre/post hooks of torch.optim (and each param group's
+                         settings: lr, betas, momentum, weight_decay, eps)
+  clip_grad_norm_     -> the step's max_norm and norm_type (torch.nn.utils, wherever bound by name)
   Tensor.backward     -> the loss (the scalar the program calls backward on)
   torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
@@ -173,6 +177,20 @@ def _patch_ddp(torch):
     DDP.__init__ = __init__
 
 
+def _patch_join(torch):
+    # torch.nn.parallel imports it: patching it costs no import.
+    join = importlib.import_module("torch.distributed.algorithms.join")
+    original = join.Join.__exit__
+
+    @functools.wraps(original)
+    def __exit__(self, *args, **kwargs):
+        if probe.enabled():
+            probe.leaving_join()
+        return original(self, *args, **kwargs)
+
+    join.Join.__exit__ = __exit__
+
+
 def _patch_optimizers(torch):
     # torch.optim deletes its submodule names from its namespace: take the module itself.
     optimizer_module = importlib.import_module("torch.optim.optimizer")
@@ -182,6 +200,21 @@ def _patch_optimizers(torch):
 
     optimizer_module.register_optimizer_step_pre_hook(pre_hook)
     optimizer_module.register_optimizer_step_post_hook(lambda opt, args, kwargs: probe.after_optimizer_step(opt))
+
+
+def _patch_clip_grad_norm(torch):
+    # The max_norm each step clips with, compared across replicas (optimizer_settings). Rebound
+    # wherever it was bound by name (torch.nn.utils imports it from its clip_grad module).
+    clip_grad = importlib.import_module("torch.nn.utils.clip_grad")
+    original = clip_grad.clip_grad_norm_
+
+    @functools.wraps(original)
+    def clip_grad_norm_(parameters, max_norm, norm_type=2.0, *args, **kwargs):
+        if probe.enabled():
+            probe.note_clip(max_norm, norm_type)
+        return original(parameters, max_norm, norm_type, *args, **kwargs)
+
+    _rebind(original, clip_grad_norm_, "clip_grad_norm_")
 
 
 def _patch_backward(torch):
@@ -233,5 +266,7 @@ def install(torch):
     _patch_device_mesh(torch)
     atexit.register(probe.explain_no_trace)
     _patch_ddp(torch)
+    _patch_join(torch)
     _patch_optimizers(torch)
+    _patch_clip_grad_norm(torch)
     _patch_backward(torch)

@@ -63,6 +63,9 @@ class _State:
         # program's main() let go of its model and optimizer.
         self.models = []             # modules (DDP's inner module), discovery order
         self.hooked_models = weakref.WeakSet()
+        # Wrapped modules of DDPs that broadcast buffers at their forward: their last record,
+        # written with no forward after it, holds buffers no broadcast has made equal yet.
+        self.broadcasting = weakref.WeakSet()
         self.optimizers = []         # attach order
         self.manual = weakref.WeakSet()  # optimizers recorded through probe.step() only
         self.names = {}              # id(param) -> name
@@ -73,6 +76,10 @@ class _State:
         self.outer_step = None
         self.parts = []              # Captured grads and optimizer state of the pending step
         self.lr = None
+        # The pending step's optimizer settings, "opt<i>.group<g>.<setting>" -> value, and the
+        # gradient clipping it ran with (clip_grad_norm_'s max_norm, norm_type), written with it.
+        self.settings = {}
+        self.clip = None
         self.loss = None
         self.steps = 0               # step records written
         self.in_step = False         # the program is between its first forward/backward and the record
@@ -259,7 +266,7 @@ def _at_exit():
     try:
         with st.lock:
             if st.stepped:
-                _write_record(None)
+                _write_record(None, last=True)
             err = st.session.record_error()
             if err:
                 _fail(err)
@@ -357,8 +364,24 @@ def add_model(model):
                 hook = compiler.disable(hook)
             # First among the module's hooks: FSDP2's own gathers the full parameters, and the
             # record is of the shards this rank holds.
-            model.register_forward_pre_hook(hook, prepend=True)
+            boundary = _step_boundary_module(model, target, torch)
+            if boundary is not model:
+                st.broadcasting.add(target)
+            boundary.register_forward_pre_hook(hook, prepend=True)
             st.hooked_models.add(model)
+
+
+def _step_boundary_module(model, inner, torch):
+    """The module whose forward pre-hook ends a step. DDP with `broadcast_buffers` (its default)
+    copies rank 0's buffers to every rank at the start of its forward, before its module runs: a
+    BatchNorm's statistics differ between an optimizer step and the next forward by design, and
+    are made equal there (bn_buffers_not_broadcast_fixed in examples/real_bugs). The record is
+    written after that broadcast, in the wrapped module's hook, so it holds what the next step
+    trains with. Without buffers to broadcast, DDP's own hook is the boundary, as for any module."""
+    if (isinstance(model, torch.nn.parallel.DistributedDataParallel) and model is not inner
+            and getattr(model, "broadcast_buffers", False) and any(True for _ in inner.buffers())):
+        return inner
+    return model
 
 
 def _discover_models(optimizer):
@@ -451,6 +474,7 @@ def _capture_optimizer(optimizer):
     st.parts.append(s.capture("grad", grad_names, grads, True, grad_groups))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
     st.parts.append(s.capture("optimizer_state", state_names, states, not sharded, state_groups))
+    _capture_settings(torch, index, optimizer)
     if st.lr is None and optimizer.param_groups:
         lr = optimizer.param_groups[0].get("lr")
         if isinstance(lr, torch.Tensor):
@@ -458,8 +482,44 @@ def _capture_optimizer(optimizer):
         st.lr = float(lr) if lr is not None else None
 
 
-def _write_record(loss):
-    """Writes the pending step: parameters and buffers now, with what the optimizers captured."""
+# The settings of a param group that every replica must share (docs/TRACE.md), and the names they
+# are recorded under: a pair (Adam's betas) as two.
+_SETTINGS = (("lr", ("lr",)), ("betas", ("beta1", "beta2")), ("momentum", ("momentum",)),
+             ("weight_decay", ("weight_decay",)), ("eps", ("eps",)))
+
+
+def _setting_value(torch, value):
+    """A setting as a float: a number, or a one-element tensor (capturable Adam's lr); None for
+    anything else (absent, None, a schedule object), which is not recorded."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.detach().item())
+    return None
+
+
+def _capture_settings(torch, index, optimizer):
+    """The settings each param group ran this step with (the scheduler steps after the optimizer,
+    so they are read right after its step): the first capture of the step is kept."""
+    st = _STATE
+    for gi, group in enumerate(optimizer.param_groups):
+        for key, names in _SETTINGS:
+            value = group.get(key)
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            if len(values) != len(names):
+                continue
+            for name, v in zip(names, values):
+                number = _setting_value(torch, v)
+                if number is not None:
+                    st.settings.setdefault("opt%d.group%d.%s" % (index, gi, name), number)
+
+
+def _write_record(loss, last=False):
+    """Writes the pending step: parameters and buffers now, with what the optimizers captured.
+    `last`: no forward pass follows (exit, Join's exit), so the buffers of a DDP that broadcasts
+    them were never made equal after this step: each rank's own (ALONE), not compared."""
     st = _STATE
     s = st.session
     names, params, groups, buf_names, bufs, buf_groups = [], [], [], [], [], []
@@ -474,8 +534,13 @@ def _write_record(loss):
                 names.append(name)
                 params.append(local)
                 groups.append(gid)
+        unsynced = last and model in st.broadcasting
         for name, b in model.named_buffers():
             local, gid = replicas.of(b, None, st.models)
+            if unsynced:
+                from lockstep._replicas import ALONE
+
+                gid = ALONE
             buf_names.append(name)
             bufs.append(local)
             buf_groups.append(gid)
@@ -494,8 +559,15 @@ def _write_record(loss):
     if loss is None:
         loss = st.loss
     st.steps += 1
-    s.write_step(st.steps, loss, st.lr, parts)
+    settings = list(st.settings.items())
+    if st.clip is not None:
+        settings.append(("clip.max_norm", st.clip[0]))
+        if st.clip[1] is not None:
+            settings.append(("clip.norm_type", st.clip[1]))
+    s.write_step(st.steps, loss, st.lr, parts, settings)
     st.parts = []
+    st.settings = {}
+    st.clip = None
     st.stepped = set()
     st.lr = None
     st.loss = None
@@ -588,6 +660,17 @@ def after_optimizer_step(optimizer):
 
 
 @_guard
+def leaving_join():
+    """A rank leaves its training loop under `Join` (`model.join()`, DDP's answer to uneven inputs,
+    examples/real_bugs/uneven_inputs_hang_fixed.py): its last step ended. Join's exit then shadows
+    the other ranks' remaining collectives and, once all have joined, copies the last joiner's
+    weights to every rank (DDP's final model sync). The record of this rank's last step is
+    written here, before that copy, or it would hold another rank's later weights."""
+    if _STATE.stepped:
+        _write_record(None, last=True)
+
+
+@_guard
 def note_backward(tensor):
     """The loss: what the program calls backward() on (summed over accumulated micro-batches).
     A backward after an optimizer step begins the next step: the pending record is written
@@ -601,6 +684,21 @@ def note_backward(tensor):
     if tensor.numel() == 1:
         value = float(tensor.detach())
         st.loss = value if st.loss is None else st.loss + value
+
+
+@_guard
+def note_clip(max_norm, norm_type):
+    """torch.nn.utils.clip_grad_norm_ ran (_auto.py) with these: recorded with the step. A norm
+    computed for logging only (max_norm infinite) clips nothing and is not recorded."""
+    import math
+
+    import torch
+
+    max_norm = _setting_value(torch, max_norm)
+    norm_type = _setting_value(torch, norm_type)
+    if max_norm is None or math.isinf(max_norm):
+        return
+    _STATE.clip = (max_norm, norm_type)
 
 
 # ----------------------------------------------------------------------------- discovery

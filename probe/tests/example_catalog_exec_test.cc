@@ -34,7 +34,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
   const std::vector<std::string> tested = {"accelerate_no_sync", "accelerate_test_script",
                                            "allreduce_peer_never_calls",
                                            "batchnorm_no_broadcast_buffers", "clean_accelerate",
-                                           "clean_compiled_ddp", "clean_ddp_adamw",
+                                           "clean_compiled_ddp", "clean_ddp_adamw", "clean_ddp_batchnorm_join",
                                            "clean_fsdp2", "clean_fsdp2_compile",
                                            "clean_hf_trainer", "clean_hsdp",
                                            "clean_lightning", "clean_manual_allreduce",
@@ -49,7 +49,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank", "rank0_metric_allreduce",
                                            "rank_killed", "regroup_in_attention",
-                                           "split_in_forward_mpi", "tp_mesh_only",
+                                           "scheduler_on_rank0_only", "split_in_forward_mpi", "teardown_abort", "tp_mesh_only",
                                            "tp_mesh_only_bias_edit", "tp_norm_edit"};
   EXPECT_EQ(names, tested);
 }
@@ -62,12 +62,18 @@ TEST(ExampleCatalogExec, CleanNoForward) { ExecCatalogEntry("clean_no_forward");
 // A sparse gradient was a probe internal error.
 TEST(ExampleCatalogExec, CleanSparseEmbedding) { ExecCatalogEntry("clean_sparse_embedding"); }
 TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchnorm_no_broadcast_buffers"); }
+TEST(ExampleCatalogExec, CleanDdpBatchnormJoin) { ExecCatalogEntry("clean_ddp_batchnorm_join"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
 TEST(ExampleCatalogExec, ModelNotWrappedInDdp) { ExecCatalogEntry("model_not_wrapped_in_ddp"); }
 TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one_rank"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
 TEST(ExampleCatalogExec, RankKilled) { ExecCatalogEntry("rank_killed"); }
+// A rank that dies after its last step and its footer: teardown, not a crash in training.
+TEST(ExampleCatalogExec, TeardownAbort) { ExecCatalogEntry("teardown_abort"); }
+// A learning rate that differs while the weights still agree (zero gradients): optimizer_settings
+// names it at its first step, replica_weights only once a gradient moves the weights.
+TEST(ExampleCatalogExec, SchedulerOnRank0Only) { ExecCatalogEntry("scheduler_on_rank0_only"); }
 TEST(ExampleCatalogExec, RegroupInAttention) { ExecCatalogEntry("regroup_in_attention"); }
 TEST(ExampleCatalogExec, GroupChurn) { ExecCatalogEntry("group_churn"); }
 // Sharded and model-parallel programs (DTensor, 4 ranks): each tensor compared within its replica group.
@@ -122,6 +128,7 @@ TEST(ExampleCatalogExec, CleanDdpAdamwUnderTorchrun) { ExecCatalogEntry("clean_d
 TEST(ExampleCatalogExec, InplaceWeightEditUnderTorchrun) { ExecCatalogEntry("inplace_weight_edit", "torchrun"); }
 // torchrun stops the other ranks itself; the crash is rank 1's, read from torchrun's summary.
 TEST(ExampleCatalogExec, RankKilledUnderTorchrun) { ExecCatalogEntry("rank_killed", "torchrun"); }
+TEST(ExampleCatalogExec, TeardownAbortUnderTorchrun) { ExecCatalogEntry("teardown_abort", "torchrun", 1); }
 TEST(ExampleCatalogExec, CleanLightningUnderTorchrun) { ExecCatalogEntry("clean_lightning", "torchrun", 1); }
 TEST(ExampleCatalogExec, CleanAccelerateUnderAccelerateLaunch) {
   ExecCatalogEntry("clean_accelerate", "accelerate", 1);

@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   int slow_death_ms = 0;
   int quiet_rank = -1, quiet_step = -1, quiet_ms = 0;
   bool quiet_sleeps = false;
+  bool no_step_zero = false;
+  int stuck_step = -1;
   std::string error_status;
   app.add_option("--trace-dir", trace_dir, "where rank-<r>.trace goes")->required();
   app.add_option("--steps", steps);
@@ -112,6 +114,10 @@ int main(int argc, char** argv) {
   app.add_option("--quiet-ms", quiet_ms);
   app.add_flag("--quiet-sleeps", quiet_sleeps, "the quiet phase sleeps instead of computing (uses no CPU)");
   app.add_flag("--spawn-escapee", spawn_escapee, "leave a child in a new session that ignores SIGTERM");
+  app.add_flag("--no-step-zero", no_step_zero,
+               "write no step-0 record: a program under exec records a step only once it ends");
+  app.add_option("--stuck-step", stuck_step,
+                 "every rank begins this step's collective and none ever ends it (mismatched arguments)");
   CLI11_PARSE(app, argc, argv);
 
   const int rank = EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}, 0);
@@ -144,7 +150,7 @@ int main(int argc, char** argv) {
   trace.Write({{"type", "header"}, {"schema", "lockstep.trace/1.0"}, {"rank", rank}, {"world_size", world},
                {"pid", static_cast<int64_t>(::getpid())}, {"host", host}, {"versions", {{"fake", "1"}}}});
   if (rank == startup_rank) std::this_thread::sleep_for(std::chrono::milliseconds(startup_ms));
-  trace.Write({{"type", "step"}, {"step", 0}, {"loss", nullptr}, {"tensors", json::array()}});
+  if (!no_step_zero) trace.Write({{"type", "step"}, {"step", 0}, {"loss", nullptr}, {"tensors", json::array()}});
 
   std::atomic<bool> stop{false};
   std::thread heartbeat;
@@ -186,6 +192,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "lockstep-rank %d: %s\n", rank, status.c_str());
       std::fflush(stderr);
       std::_Exit(3);
+    }
+    if (step == stuck_step) {
+      trace.Write(begin);
+      SleepForever();
     }
     if (step == hang_step) {
       if (rank == hang_rank) SleepForever();  // never reaches the collective

@@ -2,6 +2,8 @@
 // in digest_kernel.cuh), one for the norms' sums of squares (one warp per chunk, chunk_squares.cuh),
 // and the host API of cuda_digest.h around them.
 #include "harness/trace/cuda/cuda_digest.h"
+#include "harness/trace/cuda/on_device.h"
+#include "harness/trace/cuda/queued_chunk_kernels.h"
 
 #include <cuda_runtime.h>
 
@@ -237,28 +239,6 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
 namespace cuda_digest {
 namespace {
 
-// On `device` for the life of the object; the caller's device is restored after (a kernel on
-// another device could not read the buffers without peer access).
-class OnDevice {
- public:
-  OnDevice() = default;
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-  ~OnDevice() {
-    if (switched_) cudaSetDevice(previous_);
-  }
-  Status Enter(int device) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_), "cudaGetDevice"));
-    if (previous_ == device) return Status::Ok();
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    switched_ = true;
-    return Status::Ok();
-  }
-
- private:
-  int previous_ = 0;
-  bool switched_ = false;
-};
 
 Status CheckSquaredBuffer(const DeviceBuffer& b) {
   if (b.squares == SquaredAs::kNone || b.nbytes == 0) return Status::Ok();
@@ -278,7 +258,7 @@ Status CheckSquaredBuffer(const DeviceBuffer& b) {
 Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cudaStream_t stream,
                        std::vector<Digest128>* digests, std::vector<double>* square_sums) {
   OnDevice on;
-  LOCKSTEP_RETURN_IF_ERROR(on.Enter(device));
+  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(on.Enter(device), "cudaSetDevice"));
   std::vector<ChunkTask> tasks;
   std::vector<SquareTask> square_tasks;
   std::vector<size_t> square_at;  // square task k's position in *square_sums
@@ -346,6 +326,25 @@ Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cud
 
 }  // namespace
 }  // namespace cuda_digest
+
+Status QueueChunkKernels(const cuda_digest::ChunkTask* tasks, size_t task_count, uint64_t* digests_out,
+                         const cuda_digest::SquareTask* square_tasks, size_t square_count, double* squares_out,
+                         cudaStream_t stream) {
+  using namespace cuda_digest;
+  if (task_count > 0x7fffffffULL || square_count > 0x7fffffffULL) {
+    return InvalidArgumentError("CUDA digest: too many chunks for one grid");
+  }
+  if (task_count > 0) {
+    ChunkTableKernel<<<dim3(static_cast<unsigned>(task_count)), kThreadsPerChunk, 0, stream>>>(tasks, digests_out);
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
+  }
+  if (square_count > 0) {
+    ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_count)), kSquareLanes, 0, stream>>>(square_tasks,
+                                                                                              squares_out);
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkSquaresKernel launch"));
+  }
+  return Status::Ok();
+}
 
 Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer>& buffers, int device,
                                                   cudaStream_t stream, std::vector<double>* chunk_square_sums) {

@@ -94,7 +94,9 @@ void ExecCatalogEntry(const fs::path& catalog, const std::string& suite, const s
     ASSERT_EQ(report.value().scenarios.size(), 1u) << "an exec'd program is one scenario";
     const ScenarioResult& s = report.value().scenarios[0];
     EXPECT_EQ(s.id, name);
-    EXPECT_GT(s.steps, 0) << "exec checked no step";
+    // A clean verdict must have checked something; a bug may hang its ranks before their first
+    // step ends (Muon's skipped all_gather), judged by what they began.
+    if (e.findings.empty()) EXPECT_GT(s.steps, 0) << "exec checked no step";
     const std::vector<std::string> problems = MatchCatalogExpectation(e, s.findings);
     std::string text;
     for (const std::string& p : problems) text += "  " + p + "\n";

@@ -1,0 +1,221 @@
+#include "checkers/optimizer_settings_checker.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "checkers/internal/check_util.h"
+
+namespace lockstep {
+namespace {
+
+using internal::FormatExact;
+using internal::JoinCapped;
+using internal::RankPhrase;
+using internal::SameDouble;
+
+// How many differing settings one finding's message spells out; the rest are counted.
+constexpr size_t kSettingsShown = 4;
+
+// Items joined with "; " (a setting's text has commas of its own), at most `max_items`.
+std::string JoinClauses(const std::vector<std::string>& items, size_t max_items) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
+  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
+  return s;
+}
+
+// The ranks compared together at one step, and how a finding names them ("" for every rank).
+struct Unit {
+  std::vector<int> ranks;
+  std::string label;
+};
+
+// The comparison units of a step: each replica group a recorded parameter names (among its
+// members that recorded the step), and every rank that recorded the step when some parameter is
+// held by every rank (no group) or no parameter names a group at all.
+std::vector<Unit> UnitsOf(const std::vector<const StepRecord*>& records) {
+  std::vector<int> present;
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (records[r] != nullptr) present.push_back(static_cast<int>(r));
+  }
+  std::vector<std::shared_ptr<const ReplicaGroup>> groups;
+  bool world = false;
+  for (const StepRecord* s : records) {
+    if (s == nullptr) continue;
+    for (const TensorRecord& t : s->tensors) {
+      if (t.kind != TensorKind::kParam || !t.replicated) continue;
+      if (t.group == nullptr) {
+        world = true;
+      } else if (std::none_of(groups.begin(), groups.end(),
+                              [&](const auto& g) { return SameReplicaGroup(g, t.group); })) {
+        groups.push_back(t.group);
+      }
+    }
+  }
+  std::vector<Unit> units;
+  if (world || groups.empty()) units.push_back(Unit{present, ""});
+  for (const auto& g : groups) {
+    Unit u{{}, " in replica group " + DescribeReplicaGroup(*g)};
+    for (int r : g->ranks) {
+      if (r >= 0 && static_cast<size_t>(r) < records.size() && records[static_cast<size_t>(r)] != nullptr) {
+        u.ranks.push_back(r);
+      }
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+// One setting that differs within one unit at one step.
+struct SettingDifference {
+  std::string setting;
+  std::string text;        // "lr of optimizer 0, param group 0: rank 1 has 0.1 where ranks 0, 2 have 0.2"
+  std::vector<int> named;  // the odd ranks, or every rank that disagrees without a majority
+  bool majority = true;
+};
+
+std::vector<SettingDifference> DifferencesIn(const Unit& unit, const std::vector<const StepRecord*>& records) {
+  if (unit.ranks.size() < 2) return {};
+  // setting -> (rank, value), in the order the lowest-numbered rank wrote them.
+  std::vector<std::string> order;
+  std::unordered_map<std::string, std::vector<std::pair<int, double>>> values;
+  for (int r : unit.ranks) {
+    for (const auto& [setting, value] : records[static_cast<size_t>(r)]->optimizer) {
+      auto [it, fresh] = values.try_emplace(setting);
+      if (fresh) order.push_back(setting);
+      it->second.emplace_back(r, value);
+    }
+  }
+  std::vector<SettingDifference> out;
+  for (const std::string& setting : order) {
+    const auto& held = values.at(setting);
+    if (held.size() < 2) continue;  // recorded by one rank only: nothing to hold it against
+    // Each value with its ranks, in order of the lowest rank holding it.
+    std::vector<std::pair<double, std::vector<int>>> by_value;
+    for (const auto& [rank, value] : held) {
+      auto it = std::find_if(by_value.begin(), by_value.end(), [&](const auto& g) { return SameDouble(g.first, value); });
+      if (it == by_value.end()) by_value.push_back({value, {rank}});
+      else it->second.push_back(rank);
+    }
+    if (by_value.size() < 2) continue;
+    std::stable_sort(by_value.begin(), by_value.end(),
+                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    SettingDifference d;
+    d.setting = setting;
+    d.majority = by_value.front().second.size() * 2 > held.size();
+    auto has = [](const std::vector<int>& ranks, double v) {
+      return RankPhrase(ranks) + (ranks.size() == 1 ? " has " : " have ") + FormatExact(v);
+    };
+    std::vector<std::string> parts;
+    if (d.majority) {
+      for (size_t i = 1; i < by_value.size(); ++i) {
+        parts.push_back(has(by_value[i].second, by_value[i].first));
+        d.named.insert(d.named.end(), by_value[i].second.begin(), by_value[i].second.end());
+      }
+      d.text = DescribeOptimizerSetting(setting) + unit.label + ": " + JoinCapped(parts, parts.size()) + " where " +
+               has(by_value.front().second, by_value.front().first);
+    } else {
+      for (const auto& [value, ranks] : by_value) {
+        parts.push_back(has(ranks, value));
+        d.named.insert(d.named.end(), ranks.begin(), ranks.end());
+      }
+      d.text = DescribeOptimizerSetting(setting) + unit.label + ": " + JoinCapped(parts, parts.size()) +
+               " (no majority among " + std::to_string(held.size()) +
+               " ranks: the records cannot tell which is wrong, so every rank that disagrees is named)";
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+class OptimizerSettingsJudge : public StepJudge {
+ public:
+  explicit OptimizerSettingsJudge(std::string checker) : checker_(std::move(checker)) {}
+
+  void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    bool any = false;
+    for (const StepRecord* s : records) any = any || (s != nullptr && !s->optimizer.empty());
+    if (!any) return;
+    std::vector<SettingDifference> diffs;
+    for (const Unit& unit : UnitsOf(records)) {
+      for (SettingDifference& d : DifferencesIn(unit, records)) diffs.push_back(std::move(d));
+    }
+    if (diffs.empty()) return;
+    if (first_) {
+      ++later_steps_;
+      return;
+    }
+    first_ = Finding{};
+    Finding& f = *first_;
+    f.checker = checker_;
+    f.step = step;
+    std::set<int> named;
+    std::vector<std::string> texts;
+    std::vector<std::string> settings;
+    for (const SettingDifference& d : diffs) {
+      named.insert(d.named.begin(), d.named.end());
+      texts.push_back(d.text);
+      if (std::find(settings.begin(), settings.end(), d.setting) == settings.end()) settings.push_back(d.setting);
+    }
+    f.ranks.assign(named.begin(), named.end());
+    f.message = "optimizer settings differ across replicas at step " + std::to_string(step) + ": " +
+                JoinClauses(texts, kSettingsShown);
+    f.details["setting"] = diffs.front().setting;
+    f.details["settings"] = JoinCapped(settings, settings.size());
+    if (std::any_of(diffs.begin(), diffs.end(), [](const SettingDifference& d) { return !d.majority; })) {
+      f.details["majority"] = "none";
+    }
+  }
+
+  std::vector<Finding> Finish(const CheckContext& /*context*/) override {
+    if (!first_) return {};
+    Finding f = *first_;
+    if (later_steps_ > 0) {
+      f.message += " (and at " + std::to_string(later_steps_) + " later step" + (later_steps_ == 1 ? "" : "s") + ")";
+      f.details["later_steps"] = std::to_string(later_steps_);
+    }
+    return {f};
+  }
+
+ private:
+  std::string checker_;
+  std::optional<Finding> first_;
+  int64_t later_steps_ = 0;
+};
+
+}  // namespace
+
+std::string DescribeOptimizerSetting(const std::string& setting) {
+  // "opt<i>.group<g>.<name>"
+  int opt = 0;
+  int group = 0;
+  int used = 0;
+  if (std::sscanf(setting.c_str(), "opt%d.group%d.%n", &opt, &group, &used) == 2 && used > 0 &&
+      static_cast<size_t>(used) < setting.size()) {
+    return setting.substr(static_cast<size_t>(used)) + " of optimizer " + std::to_string(opt) + ", param group " +
+           std::to_string(group);
+  }
+  const std::string clip = "clip.";
+  if (setting.compare(0, clip.size(), clip) == 0 && setting.size() > clip.size()) {
+    return "clip_grad_norm_'s " + setting.substr(clip.size());
+  }
+  return setting;
+}
+
+std::vector<Finding> OptimizerSettingsChecker::Check(const CheckContext& context) const {
+  OptimizerSettingsJudge judge{std::string(name())};
+  return JudgeInMemory(judge, name(), context);
+}
+
+std::unique_ptr<StepJudge> OptimizerSettingsChecker::StartJudge(const JudgeStart& /*start*/) const {
+  return std::make_unique<OptimizerSettingsJudge>(std::string(name()));
+}
+
+}  // namespace lockstep

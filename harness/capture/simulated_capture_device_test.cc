@@ -1,0 +1,86 @@
+// The asynchronous capture's results are the synchronous path's bits: the simulated device's
+// chunk digests and square sums, combined by CapturePipeline, against MultiTensorDigest (what
+// StepRecorder::Capture records) on the same values, digests and norms bit for bit.
+#include "harness/capture/simulated_capture_device.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "harness/capture/capture_pipeline.h"
+#include "harness/trace/digest.h"
+#include "harness/trace/dtype_name.h"
+#include "harness/trace/multi_tensor_digest.h"
+
+namespace lockstep {
+namespace {
+
+uint64_t Bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+CaptureBuffer BufferOf(const torch::Tensor& t) {
+  CaptureBuffer b;
+  b.data = t.const_data_ptr();
+  b.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
+  b.seed = DescriptorSeed(DigestDescriptor(DtypeName(t.scalar_type()), t.sizes().data(), t.sizes().size(), b.nbytes));
+  b.squares = t.scalar_type() == torch::kFloat32   ? cuda_digest::SquaredAs::kFloat32
+              : t.scalar_type() == torch::kFloat64 ? cuda_digest::SquaredAs::kFloat64
+                                                   : cuda_digest::SquaredAs::kNone;
+  return b;
+}
+
+TEST(SimulatedCaptureDeviceTest, ResultsAreTheSynchronousPathsBits) {
+  torch::manual_seed(47);
+  // Sizes around the 32 partial sums and the 1 MiB chunk (262144 float32 values), several chunks,
+  // an empty tensor, NaN and infinities, -0, and a dtype that is digested but not summed.
+  std::vector<torch::Tensor> tensors;
+  for (int64_t n : {1, 31, 32, 33, 1000, 262143, 262144, 262145, 3 * 262144 + 77}) tensors.push_back(torch::randn({n}));
+  for (int64_t n : {7, 131072, 2 * 131072 + 5}) tensors.push_back(torch::randn({n}, torch::kFloat64));
+  tensors.push_back(torch::randn({16, 64}) * 1e20);
+  tensors.push_back(torch::empty({0}));
+  tensors.push_back(torch::tensor({0.0f, -0.0f}));
+  tensors.push_back(torch::tensor({-0.0}, torch::kFloat64));
+  tensors.push_back(torch::tensor({1.0f, std::nanf(""), 2.0f}));
+  tensors.push_back(torch::tensor({std::numeric_limits<double>::infinity(), 1.0}, torch::kFloat64));
+  tensors.push_back(torch::arange(1000, torch::kInt64));
+
+  MultiTensorDigest sync;
+  for (const torch::Tensor& t : tensors) sync.Add(t);
+  ASSERT_TRUE(sync.Run().ok());
+
+  SimulatedCaptureDevice device({.side_streams = 2});
+  CapturePipeline pipeline(&device, 2);
+  std::vector<CaptureBuffer> buffers;
+  for (const torch::Tensor& t : tensors) buffers.push_back(BufferOf(t));
+  std::vector<CapturedStep> out;
+  // Twice, so the second step reuses the first one's slot memory on the other side stream.
+  for (int64_t step = 1; step <= 3; ++step) ASSERT_TRUE(pipeline.Begin(step, buffers).ok());
+  ASSERT_TRUE(pipeline.Drain(out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  for (const CapturedStep& c : out) {
+    ASSERT_EQ(c.digests.size(), tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const std::string what = "step " + std::to_string(c.step) + ", tensor " + std::to_string(i) + " " +
+                               std::string(DtypeName(tensors[i].scalar_type())) + "[" +
+                               std::to_string(tensors[i].numel()) + "]";
+      EXPECT_EQ(c.digests[i], sync.digest(i)) << what;
+      if (buffers[i].squares == cuda_digest::SquaredAs::kNone) {
+        EXPECT_TRUE(std::isnan(c.norms[i])) << what << ": the caller's norm";
+      } else {
+        EXPECT_EQ(Bits(c.norms[i]), Bits(sync.norm(i))) << what << ": " << c.norms[i] << " vs " << sync.norm(i);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
