@@ -39,7 +39,7 @@ TEST(IncludeLayersTest, NoSystemHeaderPutsAPartAboveItsLayer) {
   const std::vector<std::string> allowed = {"harness/trace/tensor_digest.h", "harness/trace/tensor_digest.cc",
                                             "harness/trace/multi_tensor_digest.h",
                                             "harness/trace/dtype_name.h", "harness/trace/cuda/cuda_digest.h",
-                                            "harness/trace/cuda/queued_chunk_kernels.h",
+                                            "harness/trace/cuda/queued_chunk_kernels.h", "harness/trace/cuda/on_device.h",
                                             "harness/trace/cuda/digest_kernel.cu", "harness/core/build_info.cc.in"};
   EXPECT_THAT(CheckSystemHeaders(order, kSystemHeaderRules, edges, allowed), IsEmpty());
 }
