@@ -13,6 +13,7 @@
 #include "checkers/discovery_count_checker.h"
 #include "checkers/finite_checker.h"
 #include "checkers/golden_checker.h"
+#include "checkers/grad_presence_checker.h"
 #include "checkers/hang_checker.h"
 #include "checkers/node_lost_checker.h"
 #include "checkers/optimizer_settings_checker.h"
@@ -23,6 +24,7 @@
 #include "checkers/startup_checker.h"
 #include "checkers/synced_grads_checker.h"
 #include "checkers/teardown_checker.h"
+#include "checkers/tp_inputs_checker.h"
 
 namespace lockstep {
 namespace {
@@ -90,10 +92,14 @@ const std::vector<Entry>& Checkers() {
       {&Make<CollectiveOrderChecker>, DefaultUse::kAlways, kCollectivesDiffer, kNoTensors, InBand::kNo, kNoEnding, {}},
       // An all_to_all's split sizes, which lockstep-rank's communicator never issues.
       {&Make<CollectiveArgsChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // Tensor-parallel modules' inputs, which lockstep-rank's data-parallel trainer has none of.
+      {&Make<TpInputsChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<DiscoveryCountChecker>, DefaultUse::kAlways, kDiscoveryRepeated, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<FiniteChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       // Every rank stalls alike, which no injection of lockstep-rank's does (each breaks one rank).
       {&Make<StalledParamsChecker>, DefaultUse::kAlways, kNone, TensorKind::kParam, InBand::kNo, kNoEnding, {}},
+      // Sharded parameters' gradient presence; lockstep-rank's trainer replicates every parameter.
+      {&Make<GradPresenceChecker>, DefaultUse::kAlways, kNone, TensorKind::kGrad, InBand::kNo, kNoEnding, {}},
       {&Make<HangChecker>, DefaultUse::kAlways, kRankHangs, kNoTensors, InBand::kNo, LaunchEnding::kHang, {}},
       {&Make<CrashChecker>, DefaultUse::kAlways, kRankCrashes, kNoTensors, InBand::kNo, LaunchEnding::kCrash, {}},
       // A rank that died after its footer: a launch ending `crash` still, judged by `crash`, which

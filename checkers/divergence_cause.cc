@@ -183,8 +183,113 @@ std::optional<std::string> RoundingLevelOnly(const DivergenceFacts& facts) {
 
 }  // namespace
 
+namespace {
+
+bool Edited(const DivergenceFacts& facts, int rank, const std::string& tensor) {
+  auto it = facts.edited_after_update.find(rank);
+  return it != facts.edited_after_update.end() &&
+         std::find(it->second.begin(), it->second.end(), tensor) != it->second.end();
+}
+
+bool Watched(const DivergenceFacts& facts, int rank) { return facts.edited_after_update.count(rank) != 0; }
+
+// The one side of `d` whose every rank edited the tensor while every other rank watched and did
+// not; empty otherwise.
+std::vector<int> EditingSide(const DivergenceFacts& facts, const TensorDivergence& d) {
+  std::vector<int> side;
+  for (const DigestGroup& g : d.groups) {
+    const bool all_edited = std::all_of(g.ranks.begin(), g.ranks.end(), [&](int r) { return Edited(facts, r, d.tensor); });
+    const bool none_edited = std::all_of(g.ranks.begin(), g.ranks.end(),
+                                         [&](int r) { return Watched(facts, r) && !Edited(facts, r, d.tensor); });
+    if (all_edited && side.empty()) {
+      side = g.ranks;
+    } else if (!none_edited) {
+      return {};
+    }
+  }
+  return side;
+}
+
+// "rank 0 wrote 0.weight (and 2 more)".
+std::string WhoEdited(const DivergenceFacts& facts, const std::vector<int>& ranks) {
+  std::vector<std::string> tensors;
+  for (const TensorDivergence& d : facts.divergent.at(TensorKind::kParam)) {
+    if (Edited(facts, ranks.front(), d.tensor) && std::find(tensors.begin(), tensors.end(), d.tensor) == tensors.end()) {
+      tensors.push_back(d.tensor);
+    }
+  }
+  std::string what = tensors.empty() ? "its parameters" : tensors.front();
+  if (tensors.size() > 1) what += " (and " + std::to_string(tensors.size() - 1) + " more)";
+  return RankPhrase(ranks) + (ranks.size() == 1 ? " wrote " : " each wrote ") + what;
+}
+
+// A rank that skipped an optimizer step (a guard on its local loss, a NaN check of its own) still
+// ran the backward and its all-reduce; its next record is of the step after, so from the skipped
+// step on it is compared with the others' previous step. Its gradients then are theirs of one
+// step later, which the records show exactly.
+std::optional<std::string> SkippedStep(const DivergenceFacts& facts) {
+  const std::vector<int>& ranks = facts.one_step_behind;
+  if (ranks.empty()) return std::nullopt;
+  const std::string s = std::to_string(facts.step);
+  const bool one = ranks.size() == 1;
+  return RankPhrase(ranks) + (one ? "'s" : "'") + " reduced gradients recorded as step " + s +
+         " are those the other ranks reduced at step " + std::to_string(facts.step + 1) + ": " + RankPhrase(ranks) +
+         (one ? " skipped" : " each skipped") + " the optimizer step of step " + s +
+         " while the others took it (a skip decided on one rank's own values: its local loss or gradient "
+         "check), and " + (one ? "its" : "their") + " records are numbered one step behind from there";
+}
+
+// The records of the side that edited say so: the weights were written on those ranks after
+// their optimizer step and before the next forward, outside the synchronized update.
+std::optional<std::string> EditedAfterUpdate(const DivergenceFacts& facts) {
+  const std::vector<int> ranks = RanksThatEditedAfterUpdate(facts);
+  if (ranks.empty()) return std::nullopt;
+  return WhoEdited(facts, ranks) + " after " + (ranks.size() == 1 ? "its" : "their") + " optimizer step of step " +
+         std::to_string(facts.step) +
+         " and before the next forward, and the other ranks did not: the weights were changed outside the "
+         "synchronized update on " + (ranks.size() == 1 ? "that rank" : "those ranks") +
+         " (an EMA or a checkpoint copied in, an edit)";
+}
+
+}  // namespace
+
+std::vector<int> RanksOneStepBehind(const DivergenceFacts& facts, const std::vector<const StepRecord*>& next) {
+  auto grads = facts.divergent.find(TensorKind::kGrad);
+  if (grads == facts.divergent.end()) return {};
+  std::set<int> behind;
+  for (const TensorDivergence& d : grads->second) {
+    if (!d.has_majority || d.groups.size() < 2) return {};
+    const int reference = d.groups.front().ranks.front();
+    if (reference < 0 || static_cast<size_t>(reference) >= next.size() || next[reference] == nullptr) return {};
+    const auto& tensors = next[reference]->tensors;
+    auto t = std::find_if(tensors.begin(), tensors.end(),
+                          [&](const TensorRecord& x) { return x.kind == TensorKind::kGrad && x.name == d.tensor; });
+    if (t == tensors.end()) return {};
+    for (size_t g = 1; g < d.groups.size(); ++g) {
+      if (!d.groups[g].digest || !(*d.groups[g].digest == t->digest)) return {};
+      behind.insert(d.groups[g].ranks.begin(), d.groups[g].ranks.end());
+    }
+  }
+  return std::vector<int>(behind.begin(), behind.end());
+}
+
+std::vector<int> RanksThatEditedAfterUpdate(const DivergenceFacts& facts) {
+  auto params = facts.divergent.find(TensorKind::kParam);
+  if (params == facts.divergent.end() || facts.edited_after_update.empty()) return {};
+  std::vector<int> culprit;
+  for (const TensorDivergence& d : params->second) {
+    const std::vector<int> side = EditingSide(facts, d);
+    if (side.empty()) continue;
+    if (!culprit.empty() && culprit != side) return {};
+    culprit = side;
+  }
+  return culprit;
+}
+
 const std::vector<DivergenceCause>& DivergenceCauses() {
   static const std::vector<DivergenceCause> causes = {
+      {"skipped_step", &SkippedStep},
+      {"edited_after_update", &EditedAfterUpdate},
       {"no_gradient_reduction", &NoGradientReduction},
       {"sum_not_divided", &SumNotDivided},
       {"only_buffers", &OnlyBuffers},
@@ -206,7 +311,8 @@ DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepReco
   DivergenceFacts facts;
   facts.step = step;
   bool first = true;
-  for (const StepRecord* r : records) {
+  for (size_t rank = 0; rank < records.size(); ++rank) {
+    const StepRecord* r = records[rank];
     if (r == nullptr) continue;
     ++facts.ranks_compared;
     const int64_t grads = std::count_if(r->tensors.begin(), r->tensors.end(), [](const TensorRecord& t) {
@@ -214,6 +320,7 @@ DivergenceFacts DivergenceFactsAt(int64_t step, const std::vector<const StepReco
     });
     facts.synced_gradients_recorded = first ? grads : std::min(facts.synced_gradients_recorded, grads);
     first = false;
+    if (r->edited_after_update) facts.edited_after_update[static_cast<int>(rank)] = *r->edited_after_update;
   }
   for (TensorKind kind : kReplicatedKinds) {
     std::vector<TensorDivergence> cells = DivergencesAtStep(step, records, kind);

@@ -43,7 +43,26 @@ struct DivergenceFacts {
   // from the start.
   int64_t steps_recorded_before = 0;
   std::optional<int64_t> parameters_last_agreed;
+  // Per rank that watched its update (StepRecord::edited_after_update; the probe at 2 ranks): the
+  // parameters it wrote after its optimizer step, before this record. A rank absent did not watch.
+  std::map<int, std::vector<std::string>> edited_after_update;
+  // The odd ranks whose divergent reduced gradients at this step are exactly what the reference
+  // ranks reduced at the next step they recorded (RanksOneStepBehind): ranks that skipped an
+  // optimizer step, so that their records are numbered one behind from here.
+  std::vector<int> one_step_behind;
 };
+
+// The odd ranks of `facts`' divergent gradients (every one with a majority) whose digest equals
+// the reference rank's digest of the same gradient in `next`, the records of the next step;
+// empty unless every odd side of every divergent gradient is such a rank.
+std::vector<int> RanksOneStepBehind(const DivergenceFacts& facts, const std::vector<const StepRecord*>& next);
+
+// The ranks whose own records say they wrote the divergent parameters outside the update: for
+// every divergent parameter without a majority that one side edited, the side (a group of equal
+// digests) each of whose ranks recorded editing it, while every rank of the other sides watched
+// and did not; nothing where the sides' records do not single one out, or two tensors name
+// different sides. At 2 ranks this is the culprit the digests alone cannot give.
+std::vector<int> RanksThatEditedAfterUpdate(const DivergenceFacts& facts);
 
 // One cause: its name (docs/CHECKERS.md#causes lists them) and its rule.
 struct DivergenceCause {

@@ -312,6 +312,49 @@ TEST(DivergenceCauseTest, AnUnexplainedDivergenceHasNoCause) {
   EXPECT_THAT(f.message, HasSubstr("diverge at step 2"));
 }
 
+// From `from` on, `rank` records as step s the gradients the others reduced at step s + 1 (it
+// skipped the optimizer step of `from` but ran its backward), and its weights differ.
+void SkipStep(CannedRun& run, int rank, int64_t from, int64_t steps) {
+  for (int64_t s = from; s < steps; ++s) {
+    for (const char* p : kParams) run.Tensor(rank, s, TensorKind::kGrad, p) = run.Tensor(0, s + 1, TensorKind::kGrad, p);
+  }
+  for (const char* p : kParams) run.Diverge(rank, TensorKind::kParam, p, from, 1e-2);
+}
+
+TEST(DivergenceCauseTest, GradientsThatAreTheOthersNextStepsAreASkippedStep) {
+  CannedRun run(3, 5);
+  SkipStep(run, 2, 3, 5);
+  for (const Finding& f : {OnlyFinding(SyncedGradsChecker().Check(run.Context())),
+                           OnlyFinding(ReplicaWeightsChecker().Check(run.Context()))}) {
+    EXPECT_EQ(f.step, 3) << f.checker;
+    EXPECT_EQ(f.ranks, (std::vector<int>{2})) << f.checker;
+    EXPECT_THAT(f.cause, AllOf(HasSubstr("rank 2's reduced gradients recorded as step 3 are those the other ranks reduced "
+                                         "at step 4"),
+                               HasSubstr("rank 2 skipped the optimizer step of step 3"),
+                               HasSubstr("numbered one step behind")))
+        << f.checker;
+  }
+}
+
+TEST(DivergenceCauseTest, GradientsThatDifferOtherwiseAreNotASkippedStep) {
+  // Rank 2's gradients differ from step 3 on, but are nobody's of a later step.
+  CannedRun run(3, 5);
+  for (const char* p : kParams) {
+    run.Diverge(2, TensorKind::kGrad, p, 3);
+    run.Diverge(2, TensorKind::kParam, p, 3, 1e-2);
+  }
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(run.Context())).cause, Not(HasSubstr("skipped")));
+  // The last recorded step: no next step to hold them against.
+  CannedRun last(3, 4);
+  for (const char* p : kParams) last.Diverge(2, TensorKind::kGrad, p, 4);
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(last.Context())).cause, Not(HasSubstr("skipped")));
+  // Only one of the divergent gradients is the next step's.
+  CannedRun partly(3, 5);
+  SkipStep(partly, 2, 3, 5);
+  partly.Diverge(2, TensorKind::kGrad, "w1", 3);
+  EXPECT_THAT(OnlyFinding(SyncedGradsChecker().Check(partly.Context())).cause, Not(HasSubstr("skipped")));
+}
+
 TEST(DivergenceCauseTest, TheFirstCauseThatHoldsWins) {
   // No reduction at all and rounding-level differences: the missing reduction is the cause.
   CannedRun run(3, 3);
@@ -325,7 +368,7 @@ TEST(DivergenceCauseTest, TheFirstCauseThatHoldsWins) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     EXPECT_EQ(c.explain(DivergenceFacts{}), std::nullopt) << c.name << " fires on no divergence at all";
   }
-  EXPECT_EQ(names.size(), 6u);
+  EXPECT_EQ(names.size(), 8u);
 }
 
 }  // namespace

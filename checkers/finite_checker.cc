@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 #include "checkers/internal/check_util.h"
 #include "checkers/step_judge.h"
@@ -48,8 +50,19 @@ bool AnyNonFinite(const StepRecord& s) {
   return false;
 }
 
+// Whether the record's only non-finite values are the step's loss and gradients: what a loss
+// scaler's overflow leaves, before it decides to skip the update.
+bool OnlyLossAndGradients(const StepRecord& s) {
+  for (const TensorRecord& t : s.tensors) {
+    if (!std::isfinite(t.norm) && t.kind != TensorKind::kGrad) return false;
+  }
+  return true;
+}
+
 // The first step with a non-finite value (what, per rank, and the tensors), and how many steps
-// had one after it: nothing that grows with steps.
+// had one after it: nothing that grows with steps. A step whose non-finite loss and gradients
+// changed no parameter on any rank was skipped, as a loss scaler skips an overflow (every rank
+// alike: a skip on one rank alone shows in the replica checks) and is not a finding.
 class FiniteJudge : public StepJudge {
  public:
   explicit FiniteJudge(std::string checker) : checker_(std::move(checker)) {}
@@ -65,6 +78,8 @@ class FiniteJudge : public StepJudge {
       }
       return;
     }
+    const bool skipped = UpdateSkippedEverywhere(records);
+    RememberParameters(records);
     std::map<int, std::vector<std::string>> by_rank;
     std::string first_tensor;
     std::vector<std::string> tensors;
@@ -80,7 +95,7 @@ class FiniteJudge : public StepJudge {
         if (!std::isfinite(t.norm) && listed.insert(t.name).second) tensors.push_back(t.name);
       }
     }
-    if (by_rank.empty()) return;
+    if (by_rank.empty() || skipped) return;
     first_ = step;
     by_rank_ = std::move(by_rank);
     first_tensor_ = std::move(first_tensor);
@@ -109,7 +124,35 @@ class FiniteJudge : public StepJudge {
   }
 
  private:
+  // Whether every rank that recorded the step holds parameters, each with the digest it had at
+  // the rank's previous record, and no non-finite value but its loss and gradients.
+  bool UpdateSkippedEverywhere(const std::vector<const StepRecord*>& records) const {
+    bool any = false;
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (records[r] == nullptr) continue;
+      if (r >= last_params_.size() || last_params_[r].empty() || !OnlyLossAndGradients(*records[r])) return false;
+      for (const TensorRecord& t : records[r]->tensors) {
+        if (t.kind != TensorKind::kParam) continue;
+        auto it = last_params_[r].find(t.name);
+        if (it == last_params_[r].end() || !(it->second == t.digest)) return false;
+        any = true;
+      }
+    }
+    return any;
+  }
+  void RememberParameters(const std::vector<const StepRecord*>& records) {
+    if (last_params_.size() < records.size()) last_params_.resize(records.size());
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (records[r] == nullptr) continue;
+      last_params_[r].clear();
+      for (const TensorRecord& t : records[r]->tensors) {
+        if (t.kind == TensorKind::kParam) last_params_[r][t.name] = t.digest;
+      }
+    }
+  }
+
   std::string checker_;
+  std::vector<std::unordered_map<std::string, Digest128>> last_params_;  // per rank, until the first finding
   std::optional<int64_t> first_;
   std::map<int, std::vector<std::string>> by_rank_;  // at the first step
   std::string first_tensor_;

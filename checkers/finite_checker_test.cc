@@ -61,6 +61,38 @@ TEST(FiniteCheckerTest, NamesTheFirstStepRanksAndTensor) {
             "non-finite again at 1 later step (last: 5)");
 }
 
+// A loss scaler's overflow: an infinite loss and gradients at step 3, and every rank's weights
+// as they were at step 2 (the update was skipped). Not a finding; the same values with the weights
+// moved on any rank are.
+TEST(FiniteCheckerTest, AnOverflowWhoseUpdateEveryRankSkippedIsNotAFinding) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto overflow = [&](CannedRun& run) {
+    run.Step(1, 3).loss = inf;
+    run.Step(1, 3).grad_norm = inf;
+    run.Tensor(1, 3, TensorKind::kGrad, "w0").norm = inf;
+    for (int r : {0, 1}) {
+      for (const char* p : {"w0", "w1", "w2"}) {
+        run.Tensor(r, 3, TensorKind::kParam, p).digest = run.Tensor(r, 2, TensorKind::kParam, p).digest;
+      }
+    }
+  };
+  CannedRun skipped(2, 4);
+  overflow(skipped);
+  EXPECT_TRUE(FiniteChecker().Check(skipped.Context()).empty());
+
+  CannedRun applied(2, 4);
+  overflow(applied);
+  applied.Tensor(0, 3, TensorKind::kParam, "w2").digest = testing::FakeDigest("moved");
+  auto f = FiniteChecker().Check(applied.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 3);
+
+  CannedRun poisoned(2, 4);  // a non-finite parameter is never a skipped overflow
+  overflow(poisoned);
+  poisoned.Tensor(1, 3, TensorKind::kParam, "w1").norm = inf;
+  ASSERT_EQ(FiniteChecker().Check(poisoned.Context()).size(), 1u);
+}
+
 TEST(FiniteCheckerTest, ANonFiniteTensorAtStepZeroCounts) {
   CannedRun run(2, 2);
   run.Tensor(0, 0, TensorKind::kParam, "w2").norm = std::numeric_limits<double>::quiet_NaN();

@@ -12,6 +12,13 @@
 // hand-written sharded optimizer) or that clipped nothing is no disagreement by itself. One finding,
 // at the first step where any setting differs, naming each setting, param group, ranks and values;
 // the odd ranks by majority, or every rank that disagrees where there is none (2 ranks).
+//
+// And the gradient norm clip_grad_norm_ returned (`clip.total_norm`, since trace 2.4), which no
+// replica digest sees where the model is sharded: torch.nn.utils.clip_grad_norm_ over an FSDP
+// model's local shards clips each shard by its own norm. It is compared exactly, and only among
+// the unit's ranks that recorded the same parameter names (one model, replicated or sharded; the
+// probe records no norm for pipeline stages) and whose replicated gradients agree (where they do
+// not, synced_grads names the gradients and the norms differ as their consequence).
 #pragma once
 
 #include "checkers/checker.h"

@@ -120,9 +120,82 @@ TEST(OptimizerSettingsCheckerTest, ComparesOnlyWithinTheReplicaGroupsTheParamete
       << f[0].message;
 }
 
+// Every rank's every step clipped, and clip_grad_norm_ returned `norm` on it.
+void ClipNorms(CannedRun& run, const std::vector<double>& norm) {
+  for (size_t r = 0; r < run.traces.size(); ++r) {
+    for (StepRecord& s : run.traces[r].steps) {
+      if (s.step > 0) s.optimizer.emplace_back("clip.total_norm", norm[r]);
+    }
+  }
+}
+
+TEST(OptimizerSettingsCheckerTest, AShardsOwnGradientNormIsCaughtAtTheFirstStep) {
+  // torch.nn.utils.clip_grad_norm_ over an FSDP1 model's local shards: same max_norm, same
+  // parameter names, each rank's norm its own shard's.
+  CannedRun run(2, 3);
+  Agree(run);
+  ClipNorms(run, {3.25, 2.5});
+  auto f = OptimizerSettingsChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 1);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1}));  // two ranks: no majority
+  EXPECT_EQ(f[0].details.at("setting"), "clip.total_norm");
+  EXPECT_EQ(f[0].details.at("later_steps"), "2");
+  EXPECT_EQ(f[0].message.rfind("the clipped gradient norm differs across the ranks of one model at step 1: the "
+                               "gradient norm clip_grad_norm_ returned: rank 0 has 3.25, rank 1 has 2.5 (no majority",
+                               0),
+            0u)
+      << f[0].message;
+  EXPECT_NE(f[0].cause.find("each computed the norm over its own gradients only"), std::string::npos) << f[0].cause;
+
+  // Three ranks, one odd: the odd one is named, beside a setting that differs too.
+  CannedRun three(3, 2);
+  Agree(three);
+  ClipNorms(three, {1.5, 1.5, 0.75});
+  Set(three, 2, 1, "clip.max_norm", 2.0);
+  f = OptimizerSettingsChecker().Check(three.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, std::vector<int>{2});
+  EXPECT_EQ(f[0].details.at("settings"), "clip.max_norm, clip.total_norm");
+  EXPECT_EQ(f[0].message.rfind("optimizer settings differ across replicas at step 1: ", 0), 0u) << f[0].message;
+}
+
+TEST(OptimizerSettingsCheckerTest, GradientNormsOfOtherModelsOrOfGradientsThatDifferAreNotCompared) {
+  // Equal norms (DDP's replicas, FSDP's all-reducing clip_grad_norm_): quiet.
+  CannedRun same(3, 3);
+  Agree(same);
+  ClipNorms(same, {0.5, 0.5, 0.5});
+  EXPECT_TRUE(OptimizerSettingsChecker().Check(same.Context()).empty());
+
+  // Two pipeline stages, each clipping its own parameters: other names, another model's norm.
+  CannedRun stages(2, 3);
+  Agree(stages);
+  ClipNorms(stages, {3.25, 2.5});
+  for (StepRecord& s : stages.traces[1].steps) {
+    for (TensorRecord& t : s.tensors) t.name = "stage1." + t.name;
+  }
+  EXPECT_TRUE(OptimizerSettingsChecker().Check(stages.Context()).empty());
+
+  // DDP whose gradients were not all-reduced on rank 2: its norm differs as a consequence of the
+  // gradients, which synced_grads names; this check adds nothing.
+  CannedRun unsynced(3, 3);
+  Agree(unsynced);
+  ClipNorms(unsynced, {0.5, 0.5, 0.75});
+  unsynced.Diverge(2, TensorKind::kGrad, "w1", 1);
+  EXPECT_TRUE(OptimizerSettingsChecker().Check(unsynced.Context()).empty());
+
+  // A rank that clipped nothing (clipping on rank 0 only) has no norm to disagree with.
+  CannedRun one(2, 3);
+  Agree(one);
+  ClipNorms(one, {0.5, 0.75});
+  for (StepRecord& s : one.traces[1].steps) s.optimizer.clear();
+  EXPECT_TRUE(OptimizerSettingsChecker().Check(one.Context()).empty());
+}
+
 TEST(OptimizerSettingsCheckerTest, DescribesTheSettingItsParamGroupAndOptimizer) {
   EXPECT_EQ(DescribeOptimizerSetting("opt1.group12.beta2"), "beta2 of optimizer 1, param group 12");
   EXPECT_EQ(DescribeOptimizerSetting("clip.max_norm"), "clip_grad_norm_'s max_norm");
+  EXPECT_EQ(DescribeOptimizerSetting("clip.total_norm"), "the gradient norm clip_grad_norm_ returned");
   EXPECT_EQ(DescribeOptimizerSetting("opt0.group0."), "opt0.group0.");
   EXPECT_EQ(DescribeOptimizerSetting("something"), "something");
 }

@@ -110,8 +110,9 @@ void CompareWithin(int64_t step, const std::string& tensor, TensorKind kind, con
 
 // Whether the ranks' replicated tensors of the world (`listed`, per rank) are each held by one rank
 // only, and by at least two ranks in all: each rank keeps the state of its own share of the
-// parameters (a hand-written sharded optimizer, Muon's round-robin step), which nothing says should
-// agree. One rank holding what another lacks is still missing state (a checkpoint loaded on rank
+// parameters (a hand-written sharded optimizer, Muon's round-robin step), or the gradients of its
+// own share (reduced to their owner, as fairscale's ShardedDDP does, and freed elsewhere), which
+// nothing says should agree. One rank holding what another lacks is still missing state (a checkpoint loaded on rank
 // 0 only).
 bool OwnSharesOnly(const std::vector<std::vector<const TensorRecord*>>& listed) {
   std::unordered_map<std::string, int> holders;
@@ -180,7 +181,7 @@ std::vector<TensorDivergence> DivergencesAtStep(int64_t step, const std::vector<
       }
     }
   }
-  if (!aligned && kind == TensorKind::kOptimizerState && OwnSharesOnly(listed)) return out;
+  if (!aligned && (kind == TensorKind::kOptimizerState || kind == TensorKind::kGrad) && OwnSharesOnly(listed)) return out;
   const size_t cells = aligned ? listed[0].size() : names.size();
   std::vector<const TensorRecord*> cell(ranks.size());
   std::vector<int> members;
@@ -270,6 +271,12 @@ class ReplicaJudge : public StepJudge {
  public:
   explicit ReplicaJudge(ReplicaComparison what) : what_(std::move(what)) {}
   void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
+    // The step after the first divergence: whether a rank's gradients there were the others'
+    // one step later (a skipped optimizer step), read while its records are at hand.
+    if (!first_.empty() && !next_step_seen_) {
+      next_step_seen_ = true;
+      if (step == facts_.step + 1) facts_.one_step_behind = RanksOneStepBehind(facts_, records);
+    }
     std::vector<TensorDivergence> at = DivergencesAtStep(step, records, what_.kind, &compared_);
     if (at.empty()) {
       if (first_.empty()) NoteAgreedStep(step, records);
@@ -317,6 +324,7 @@ class ReplicaJudge : public StepJudge {
   std::optional<int64_t> parameters_last_agreed_;
   int64_t later_steps_ = 0;
   int64_t last_step_ = 0;
+  bool next_step_seen_ = false;
 };
 
 }  // namespace
@@ -374,6 +382,11 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
   }
   f.ranks = all_have_majority ? std::vector<int>(odd.begin(), odd.end())
                                : std::vector<int>(disagreeing.begin(), disagreeing.end());
+  // Without a majority, the ranks' own records may still single a side out: the one that wrote
+  // the weights after its optimizer step (the probe watches that at 2 ranks).
+  const std::vector<int> edited =
+      all_have_majority || what.kind != TensorKind::kParam ? std::vector<int>{} : RanksThatEditedAfterUpdate(facts_);
+  if (!edited.empty()) f.ranks = edited;
 
   const TensorDivergence& first = *at_step.front();
   const size_t differ = tensor_names.size();
@@ -398,8 +411,16 @@ std::vector<Finding> ReplicaJudge::Finish(const CheckContext& context) {
     int compared = 0;
     for (const DigestGroup& g : first.groups) compared += static_cast<int>(g.ranks.size());
     msg += "; no majority among " + std::string(first.group == nullptr ? "" : "the ") + std::to_string(compared) +
-           " ranks" + (first.group == nullptr ? "" : " of the group") + ": the records cannot tell which side is wrong, so " +
-           "every rank that disagrees is named (" + RankPhrase(f.ranks) + ")";
+           " ranks" + (first.group == nullptr ? "" : " of the group");
+    if (edited.empty()) {
+      msg += ": the records cannot tell which side is wrong, so every rank that disagrees is named (" +
+             RankPhrase(f.ranks) + ")";
+    } else {
+      msg += ", but the ranks' own records single one side out: " + RankPhrase(edited) +
+             (edited.size() == 1 ? " wrote its" : " wrote their") +
+             " weights after the optimizer step, before the next forward (the cause says which)";
+      f.details["named"] = "the side that wrote its weights after its update";
+    }
     msg += "; groups of " + first.tensor + ": " + DescribeGroups(first);
     f.details["majority"] = "none";
   }

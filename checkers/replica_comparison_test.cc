@@ -96,6 +96,24 @@ TEST(ReplicaComparisonTest, OptimizerStateKeptForEachRanksOwnShareIsNotMissing) 
   EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kOptimizerState).empty());
 }
 
+// Gradients reduced to the rank that owns each parameter and freed on the others (fairscale's
+// ShardedDDP with OSS, examples/real_bugs/amp_inf_check_unsynced_shards_fixed.py): each rank's own
+// share, not missing; a gradient both ranks hold beside them makes it no partition, and the
+// others are missing again.
+TEST(ReplicaComparisonTest, GradientsReducedToTheirOwnerAreNotMissing) {
+  CannedRun run(2, 2);
+  Drop(run, 0, TensorKind::kGrad, "w1");
+  Drop(run, 1, TensorKind::kGrad, "w0");
+  Drop(run, 1, TensorKind::kGrad, "w2");
+  EXPECT_TRUE(FindDivergences(run.traces, TensorKind::kGrad).empty());
+
+  CannedRun shared(2, 1);
+  Drop(shared, 1, TensorKind::kGrad, "w0");
+  Drop(shared, 0, TensorKind::kGrad, "w1");
+  auto d = FindDivergences(shared.traces, TensorKind::kGrad);
+  ASSERT_EQ(d.size(), 2u);  // w2 on both ranks: w0 and w1 are missing, not shares
+}
+
 // One rank holding state the other lacks altogether is missing state (a checkpoint's optimizer
 // state loaded on rank 0 only), and so is a tensor two ranks hold and a third lacks.
 TEST(ReplicaComparisonTest, StateOneRankHoldsAndAnotherLacksIsStillMissing) {
@@ -210,6 +228,61 @@ TEST(ReplicaComparisonTest, TwoRanksHaveNoMajorityAndTheMessageListsTheGroups) {
   const std::string groups = f[0].details.at("groups");
   EXPECT_NE(groups.find("rank 0: " + run.Tensor(0, 2, TensorKind::kParam, "w1").digest.ToHex()), std::string::npos) << groups;
   EXPECT_NE(groups.find("rank 1: " + run.Tensor(1, 2, TensorKind::kParam, "w1").digest.ToHex()), std::string::npos) << groups;
+}
+
+// The probe at 2 ranks watches each update: a rank's record lists the parameters it wrote after
+// its optimizer step. The side that did is named, and the cause says what it did.
+void WatchEveryStep(CannedRun& run) {
+  for (RankTrace& t : run.traces) {
+    for (StepRecord& s : t.steps) s.edited_after_update = std::vector<std::string>{};
+  }
+}
+
+TEST(ReplicaComparisonTest, AtTwoRanksTheRankThatWroteItsWeightsAfterTheUpdateIsNamed) {
+  CannedRun run(2, 3);
+  WatchEveryStep(run);
+  run.Diverge(0, TensorKind::kParam, "w1", 2);
+  run.Step(0, 2).edited_after_update = std::vector<std::string>{"w1"};
+  auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0}));
+  EXPECT_EQ(f[0].details.at("named"), "the side that wrote its weights after its update");
+  EXPECT_NE(f[0].message.find("no majority among 2 ranks, but the ranks' own records single one side out: rank 0"),
+            std::string::npos) << f[0].message;
+  EXPECT_NE(f[0].cause.find("rank 0 wrote w1 after its optimizer step of step 2 and before the next forward"),
+            std::string::npos) << f[0].cause;
+}
+
+TEST(ReplicaComparisonTest, AtTwoRanksBothSidesStayNamedWhereTheRecordsDoNotSingleOneOut) {
+  struct Case {
+    const char* why;
+    void (*edit)(CannedRun&);
+  };
+  for (const Case& c : std::vector<Case>{
+           {"neither rank wrote its weights after the update", [](CannedRun&) {}},
+           {"both ranks did", [](CannedRun& run) {
+              run.Step(0, 2).edited_after_update = std::vector<std::string>{"w1"};
+              run.Step(1, 2).edited_after_update = std::vector<std::string>{"w1"};
+            }},
+           {"rank 1 did not watch", [](CannedRun& run) {
+              run.Step(0, 2).edited_after_update = std::vector<std::string>{"w1"};
+              run.Step(1, 2).edited_after_update.reset();
+            }},
+           {"rank 0 wrote another tensor", [](CannedRun& run) {
+              run.Step(0, 2).edited_after_update = std::vector<std::string>{"w0"};
+            }},
+       }) {
+    CannedRun run(2, 3);
+    WatchEveryStep(run);
+    run.Diverge(0, TensorKind::kParam, "w1", 2);
+    c.edit(run);
+    auto f = CompareReplicas(run.Context(), ReplicaComparison{"replica_weights", TensorKind::kParam, "parameters"});
+    ASSERT_EQ(f.size(), 1u) << c.why;
+    EXPECT_EQ(f[0].ranks, (std::vector<int>{0, 1})) << c.why;
+    EXPECT_EQ(f[0].details.count("named"), 0u) << c.why;
+    EXPECT_NE(f[0].message.find("every rank that disagrees is named"), std::string::npos) << c.why << f[0].message;
+    EXPECT_EQ(f[0].cause.find("before the next forward"), std::string::npos) << c.why << f[0].cause;
+  }
 }
 
 TEST(ReplicaComparisonTest, RoundingLevelDifferenceIsNamedWithItsSize) {

@@ -51,6 +51,7 @@ struct StalledRecord {
 struct RankState {
   std::vector<ParamState> prev;
   bool have_prev = false;
+  int64_t prev_step = -1;
   std::optional<StalledRecord> run_first;  // the first record of the current run of stalled ones
   int64_t run_length = 0;
   std::optional<StalledRecord> stalled;    // the first run of two or more: the rank's finding
@@ -172,6 +173,10 @@ class StalledParamsJudge : public StepJudge {
 
     // The parameters against the previous record's: in the same order as a rule, by name where not.
     const bool had_prev = s.have_prev;
+    // The probe's step 0 holds the parameters of the models it knew as the first optimizer step
+    // began: a model it learns of later (an FSDP or DDP module met at its first forward) adds
+    // parameters that are not a changed model.
+    const bool after_initial = had_prev && s.prev_step == 0;
     std::unordered_map<std::string, size_t> prev_index;
     bool indexed = false;
     bool moved = false;
@@ -199,8 +204,9 @@ class StalledParamsJudge : public StepJudge {
       }
       // A parameter new since the previous record, or of another shape or dtype: the model
       // changed, which is not a stall.
-      if (had_prev && (before == nullptr || before->numel != t.numel || before->dtype != t.dtype ||
-                       before->digest != t.digest)) {
+      if (had_prev && (before == nullptr ? !after_initial
+                                         : before->numel != t.numel || before->dtype != t.dtype ||
+                                               before->digest != t.digest)) {
         moved = true;
       }
       if (pending_.first.empty() && !any_grad) pending_.first = t.name;
@@ -229,6 +235,7 @@ class StalledParamsJudge : public StepJudge {
       for (const TensorRecord* t : now) s.prev.push_back(ParamState{t->name, t->digest, t->numel, t->dtype});
     }
     s.have_prev = true;
+    s.prev_step = record.step;
 
     if (record.step < 1 || !lr_moves || non_finite_grad || pending_.params == 0 || moved) return Stall::kNone;
     // No gradient at all: torch's optimizers skip a parameter without one, so the step changed

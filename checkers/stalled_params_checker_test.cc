@@ -82,6 +82,35 @@ TEST(StalledParamsCheckerTest, AnOptimizerWhoseParametersHaveNoGradientAtAll) {
   EXPECT_EQ(f[0].details.at("gradients"), "none");
 }
 
+// Since trace 2.4 the probe writes a step 0 as the first optimizer step begins: the parameters of
+// the models it knew then (here the optimizer's own, w0..w2), while the records from step 1 also
+// hold a model it met at its first forward (FSDP's flat parameter). A parameter new since step 0
+// is no changed model: still caught at step 1. A parameter new since a later record still is.
+TEST(StalledParamsCheckerTest, AParameterFirstSeenAfterStepZeroIsNoChangedModel) {
+  CannedRun run(2, 4);
+  run.scenario.steps = 0;
+  for (int r : {0, 1}) {
+    OptimizerHoldsOtherTensors(run, r);
+    StepRecord initial;
+    initial.step = 0;
+    initial.lr = 0.0;
+    initial.loss_reported = false;
+    for (const TensorRecord& t : run.Step(r, 1).tensors) initial.tensors.push_back(t);
+    auto& steps = run.traces[static_cast<size_t>(r)].steps;
+    for (StepRecord& s : steps) {
+      TensorRecord flat = s.tensors.front();
+      flat.name = "_flat_param";
+      flat.digest = testing::FakeDigest("flat");  // never stepped either
+      s.tensors.push_back(flat);
+    }
+    steps.insert(steps.begin(), initial);
+  }
+  auto f = StalledParamsChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 1);
+  EXPECT_EQ(f[0].details.at("gradients"), "none");
+}
+
 TEST(StalledParamsCheckerTest, RanksThatStallLaterAreNamedWithTheirStep) {
   CannedRun run(3, 6);
   Freeze(run, 0, 2);

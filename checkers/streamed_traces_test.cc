@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -23,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CannedRun;
+using testing::FakeDigest;
 
 const fs::path kFixtureTraces = fs::path(LOCKSTEP_SOURCE_DIR) / "fixtures/traces";
 
@@ -166,12 +168,37 @@ TEST(StreamedTracesTest, EachStepJudgingCheckerFiresAndStaysQuietThroughTheStrea
            for (int64_t s = 3; s <= 6; ++s) r.Tensor(2, s, TensorKind::kParam, name).digest = before;
          }
        }},
+      {"grad_presence",
+       [](CannedRun& r) {
+         for (RankTrace& t : r.traces) {
+           for (StepRecord& s : t.steps) {
+             for (TensorRecord& x : s.tensors) x.replicated = x.kind != TensorKind::kParam && x.kind != TensorKind::kGrad;
+           }
+         }
+         for (StepRecord& s : r.traces[2].steps) {
+           if (s.step < 3) continue;
+           s.tensors.erase(std::remove_if(s.tensors.begin(), s.tensors.end(),
+                                          [](const TensorRecord& x) { return x.kind == TensorKind::kGrad && x.name == "w1"; }),
+                           s.tensors.end());
+         }
+       }},
       // Settings, which the stream's folded steps drop as they drop tensors.
       {"optimizer_settings",
        [](CannedRun& r) {
          for (size_t rank = 0; rank < r.traces.size(); ++rank) {
            for (StepRecord& s : r.traces[rank].steps) {
              s.optimizer = {{"opt0.group0.lr", rank == 2 && s.step >= 3 ? 0.005 : 0.01}, {"opt0.group0.momentum", 0.9}};
+           }
+         }
+       }},
+      // Tensor-parallel inputs, which the stream's folded steps drop as they drop tensors.
+      {"tp_inputs",
+       [](CannedRun& r) {
+         for (size_t rank = 0; rank < r.traces.size(); ++rank) {
+           for (StepRecord& s : r.traces[rank].steps) {
+             const bool own = rank == 2 && s.step >= 3;
+             s.tp_inputs = {TpInputRecord{"up", "0", FakeDigest(own ? "own" : std::to_string(s.step)), 1,
+                                          ReplicaGroup{{0, 1, 2, 3}, "mesh dim tp"}}};
            }
          }
        }},

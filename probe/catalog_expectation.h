@@ -58,7 +58,7 @@ inline constexpr const char* kBugClasses[] = {
     "stuck_collective",    // a collective nobody else joins, with no divergence before it
     "stalled_training",    // every rank alike, and the model does not learn
     "sharded_grads",       // a sharded computation made as if local (norms, clipping)
-    "tp_inputs",           // tensor-parallel ranks fed inputs that should be identical and are not
+    "tp_input_mismatch",   // tensor-parallel ranks fed inputs that should be identical (not "tp_inputs": a checker's name)
     "group_lifecycle",     // process-group set-up or tear-down (not "teardown": a checker's name)
 };
 

@@ -9,9 +9,12 @@
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include "harness/core/lifeline.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_log.h"
+#include "harness/trace/digest.h"
 #include "harness/trace/dtype_name.h"
 #include "harness/trace/multi_tensor_digest.h"
 #include "harness/trace/read_yardstick.h"
@@ -90,11 +94,57 @@ Captured Capture(const ProbeSession& session, const std::string& kind_name, cons
   return out;
 }
 
+// The parameters among `parts` whose digest differs from the one `watched` holds under the same
+// name: what this rank wrote into its weights between the capture of `watched` (right after its
+// optimizer step) and this record.
+std::vector<std::string> EditedAfterUpdate(const std::vector<const Captured*>& parts, const Captured& watched) {
+  std::map<std::string_view, const TensorRecord*> after_update;
+  for (const TensorRecord& t : watched.records) after_update.emplace(t.name, &t);
+  std::vector<std::string> edited;
+  for (const Captured* p : parts) {
+    for (const TensorRecord& t : p->records) {
+      if (t.kind != TensorKind::kParam) continue;
+      auto it = after_update.find(t.name);
+      if (it != after_update.end() && !(it->second->digest == t.digest)) edited.push_back(t.name);
+    }
+  }
+  return edited;
+}
+
+// A tensor-parallel module's replicated input over a step, as probe.py hands it over: (module,
+// input, the group's world ranks, the group's label, the input captured at each forward).
+using TpInput = std::tuple<std::string, std::string, std::vector<int>, std::string, std::vector<const Captured*>>;
+
+// One digest per module input and step: the forwards' digests combined in forward order, with
+// their count in the descriptor (the digest's own second level, harness/trace/digest.h), so that
+// a rank that ran another number of forwards differs too.
+std::vector<TpInputRecord> FoldTpInputs(const std::vector<TpInput>& inputs) {
+  std::vector<TpInputRecord> out;
+  out.reserve(inputs.size());
+  for (const auto& [module, input, ranks, label, forwards] : inputs) {
+    std::vector<Digest128> digests;
+    for (const Captured* c : forwards) {
+      for (const TensorRecord& t : c->records) digests.push_back(t.digest);
+    }
+    TpInputRecord r;
+    r.module = module;
+    r.input = input;
+    r.forwards = static_cast<int64_t>(digests.size());
+    r.digest = CombineChunkDigests(digests, "tp_input:" + std::to_string(digests.size()));
+    r.group = ReplicaGroup{ranks, label};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
                const std::vector<const Captured*>& parts,
-               const std::vector<std::pair<std::string, double>>& optimizer) {
+               const std::vector<std::pair<std::string, double>>& optimizer, const Captured* watched,
+               const std::vector<TpInput>& tp_inputs) {
   StepRecord record;
   record.optimizer = optimizer;
+  record.tp_inputs = FoldTpInputs(tp_inputs);
+  if (watched != nullptr) record.edited_after_update = EditedAfterUpdate(parts, *watched);
   record.step = step;
   record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
   record.loss_reported = loss.has_value();
@@ -176,7 +226,8 @@ PYBIND11_MODULE(_lockstep_probe, m) {
            py::arg("groups") = std::vector<int>{})
       .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),
-           py::arg("optimizer") = std::vector<std::pair<std::string, double>>{})
+           py::arg("optimizer") = std::vector<std::pair<std::string, double>>{}, py::arg("watched") = nullptr,
+           py::arg("replicated_inputs") = std::vector<TpInput>{})
       .def("heartbeat", [](ProbeSession& s) { ThrowIfError(s.WriteHeartbeat()); })
       .def("footer", [](ProbeSession& s, int64_t steps, const std::string& status) {
              ThrowIfError(s.WriteFooter(TraceFooter{steps, status}));

@@ -33,6 +33,11 @@ std::string FindingHeadline(const Finding& finding) {
   if (finding.step) out += " step " + std::to_string(*finding.step);
   if (!finding.tensor.empty()) out += " tensor " + finding.tensor;
   if (!finding.ranks.empty()) out += " ranks " + FindingRanksText(finding);
+  // A program that starts its own ranks is judged one spawning at a time (harness/runner/judge.cc).
+  if (auto k = finding.details.find("spawning"); k != finding.details.end()) {
+    auto fn = finding.details.find("spawned_function");
+    out += " in spawning " + k->second + (fn == finding.details.end() ? "" : " (" + fn->second + ")");
+  }
   return out;
 }
 

@@ -24,11 +24,14 @@ STEPS = 5
 OVERFLOW_STEP = 3
 
 
-class ShardedSGD:
-    """OSS's shape: each rank updates the parameters it owns, then every shard is broadcast."""
+class ShardedSGD(torch.optim.Optimizer):
+    """OSS's shape (fairscale's OSS is a torch.optim.Optimizer too): each rank updates the
+    parameters it owns, then every shard is broadcast."""
 
     def __init__(self, params, lr, fixed):
-        self.params, self.lr, self.fixed = list(params), lr, fixed
+        self.params = list(params)
+        super().__init__(self.params, {"lr": lr})
+        self.lr, self.fixed = lr, fixed
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
 
     def owner(self, i):
@@ -53,7 +56,7 @@ class ShardedSGD:
         for i, p in enumerate(self.params):
             dist.broadcast(p, src=self.owner(i))
 
-    def zero_grad(self):
+    def zero_grad(self, set_to_none=True):
         for p in self.params:
             p.grad = None
 

@@ -41,9 +41,12 @@ def checkpoint_bytes():
 
 
 def main(fixed=False):
+    # The earlier run's checkpoint exists before this job starts, as a file on shared storage
+    # would: made before the process group, its 3 pre-training steps are not this job's steps
+    # (made after it, the probe would number them 1-3 and the first update after resuming 4).
+    checkpoint = torch.load(io.BytesIO(checkpoint_bytes()))
     dist.init_process_group("gloo")
     rank = dist.get_rank()
-    checkpoint = torch.load(io.BytesIO(checkpoint_bytes()))
     torch.manual_seed(100 + rank)  # a fresh process's own initialization, before the resume
     model = make_model()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)

@@ -276,6 +276,133 @@ void NameHosts(const std::map<int, std::string>& rank_hosts, std::vector<Finding
   }
 }
 
+// The worse of two verdicts for a program judged in parts (its spawnings): nothing checked
+// (error, timeout) over a finding (fail) over a pass.
+int Severity(Outcome o) {
+  switch (o) {
+    case Outcome::kError: return 4;
+    case Outcome::kTimeout: return 3;
+    case Outcome::kFail:
+    case Outcome::kXpass: return 2;
+    case Outcome::kPass:
+    case Outcome::kXfail: return 1;
+    case Outcome::kSkipped: return 0;
+  }
+  return 0;
+}
+
+// A checker's verdicts over every spawning: the worst outcome, what each compared added up.
+void MergeVerdicts(const std::vector<CheckerVerdict>& part, std::vector<CheckerVerdict>& into) {
+  for (const CheckerVerdict& v : part) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const CheckerVerdict& x) { return x.checker == v.checker; });
+    if (it == into.end()) {
+      into.push_back(v);
+      continue;
+    }
+    it->duration_s += v.duration_s;
+    if (Severity(v.outcome) > Severity(it->outcome)) {
+      it->outcome = v.outcome;
+      it->skip_reason = v.skip_reason;
+    }
+    if (v.judged && !it->judged) {
+      it->judged = v.judged;
+    } else if (v.judged) {
+      it->judged->tensors += v.judged->tensors;
+      it->judged->steps += v.judged->steps;
+      it->judged->groups += v.judged->groups;
+      it->judged->comparisons += v.judged->comparisons;
+    }
+  }
+}
+
+ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnings);
+
+// A program that started its own ranks (torch.multiprocessing.spawn under --ranks 1): the process
+// lockstep launched is their launcher, and each spawning is a world of its own, judged as one with
+// the size its ranks declared (trace_folder.h). Every finding, and the reason of a spawning that
+// could not be checked, names its spawning; the program's verdict is the worst of them. The
+// launched process's own ending still counts: a crash that is a spawned rank's (mp.spawn raised) is
+// judged in that rank's world; any other ending of it is judged as its own, demanding no trace.
+ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& spawnings, ScenarioResult r) {
+  // The evidence of one part: e's, without its companion runs (none are made for exec).
+  auto part_of = [&e]() {
+    Evidence part;
+    part.scenario = e.scenario;
+    part.trace_dir = e.trace_dir;
+    part.log_dir = e.log_dir;
+    part.launch = e.launch;
+    part.have_scenario_file = e.have_scenario_file;
+    part.demand = e.demand;
+    part.fixtures_dir = e.fixtures_dir;
+    part.platform = e.platform;
+    return part;
+  };
+  const int launched_ranks = r.ranks;
+  r.findings.clear();
+  r.checkers.clear();
+  r.outcome = Outcome::kPass;
+  r.reason.clear();
+  r.steps = 0;
+  std::vector<std::string> reasons;
+  bool crash_placed = false;  // the launcher's crash is a spawned rank's, judged in its world
+  auto take = [&](ScenarioResult part, const std::string& label) {
+    if (Severity(part.outcome) > Severity(r.outcome)) r.outcome = part.outcome;
+    if (!part.reason.empty()) reasons.push_back(label + ": " + part.reason);
+    // The series of the first spawning with a finding, else of the last: one world's plots.
+    if (r.findings.empty()) r.series = std::move(part.series);
+    for (Finding& f : part.findings) {
+      f.message = label + ": " + f.message;
+      r.findings.push_back(std::move(f));
+    }
+    MergeVerdicts(part.checkers, r.checkers);
+    if (r.backend.empty()) r.backend = part.backend;
+    for (const auto& [rank, host] : part.rank_hosts) r.rank_hosts.emplace(rank, host);
+    return part.steps;
+  };
+  for (const Spawning& s : spawnings) {
+    Evidence world = part_of();
+    world.scenario.ranks = std::max(1, s.world);
+    world.trace_dir = s.dir;
+    world.log_dir.clear();  // the spawned ranks print into the launched process's log
+    world.launch.reset();   // their ending is in their traces; the launcher's is judged below
+    // mp.spawn raises in the launcher when a rank it started fails, and the program ends there:
+    // the last spawning, if one of its ranks did not end cleanly, is where the crash was. Which
+    // rank the launch cannot say (it saw one process); the crash checker names the ranks without
+    // their clean-exit footer.
+    if (&s == &spawnings.back() && e.launch && e.launch->ending == LaunchEnding::kCrash && !EveryRankEnded(s)) {
+      LaunchReport crashed;
+      crashed.ending = LaunchEnding::kCrash;
+      crashed.message = "torch.multiprocessing.spawn raised in the launched process (its log: " +
+                        RankLogPath(e.log_dir, 0).string() + ")";
+      world.launch = crashed;
+      crash_placed = true;
+    }
+    world.demand = e.demand;  // exec: every rank stepped; check: a step somewhere
+    ScenarioResult part;
+    part.id = r.id;
+    const size_t before = r.findings.size();
+    r.steps += take(JudgeOne(world, std::move(part), /*follow_spawnings=*/false), s.Label());
+    for (size_t i = before; i < r.findings.size(); ++i) {
+      r.findings[i].details["spawning"] = std::to_string(s.index);
+      if (!s.function.empty()) r.findings[i].details["spawned_function"] = s.function;
+    }
+  }
+  if (e.launch && e.launch->ending != LaunchEnding::kClean && !crash_placed) {
+    Evidence launcher = part_of();
+    launcher.scenario.ranks = launched_ranks > 0 ? launched_ranks : e.scenario.ranks;
+    launcher.demand = TraceDemand::kNone;  // the launcher of its ranks writes no trace of its own
+    ScenarioResult part;
+    part.id = r.id;
+    part = JudgeOne(launcher, std::move(part), /*follow_spawnings=*/false);
+    r.rank_logs = part.rank_logs;
+    take(std::move(part), "the launched process (it spawned " + std::to_string(spawnings.size()) +
+                              (spawnings.size() == 1 ? " world)" : " worlds)"));
+  }
+  for (const std::string& why : reasons) r.reason += (r.reason.empty() ? "" : "; ") + why;
+  return r;
+}
+
+
 }  // namespace
 
 bool EndsBeforeTheChecks(LaunchEnding ending) {
@@ -313,7 +440,11 @@ std::vector<std::string> ChecksJudging(std::vector<std::string> checks, const st
   return checks;
 }
 
-ScenarioResult Judge(const Evidence& e, ScenarioResult r) {
+namespace {
+
+// Judge, where `follow_spawnings` false judges `e.trace_dir` itself, as one world, whatever
+// spawn-<k>/ folders it holds (a spawning's own world, or the process that spawned them).
+ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnings) {
   auto error = [&r](std::string reason) {
     r.outcome = Outcome::kError;
     r.reason = std::move(reason);
@@ -328,10 +459,25 @@ ScenarioResult Judge(const Evidence& e, ScenarioResult r) {
     if (!tail.empty()) r.rank_logs[rank] = tail;
   }
   if (e.launch && e.launch->ending == LaunchEnding::kLaunchFailed) return *VerdictOfEnding(e, *run, std::move(r));
+  // A copy of a program that starts its own ranks, launched on several: the probe stopped it at
+  // its spawn (probe/lockstep/_spawn.py), and its exit is that refusal, not a crash.
+  if (std::optional<std::string> refused = RefusedSpawn(e.trace_dir)) return error(*refused);
   r.series = std::move(run->series);
+  const std::vector<Spawning> spawnings = follow_spawnings ? SpawningsIn(e.trace_dir) : std::vector<Spawning>{};
+  // The watchdog follows the process it launched, which records no step when it only spawns: its
+  // startup limit is the whole program's, and reaching it says nothing of the spawned ranks.
+  if (!spawnings.empty() && e.launch && e.launch->ending == LaunchEnding::kStartupTimeout) {
+    return error("the program started its own ranks (" + std::to_string(spawnings.size()) +
+                 (spawnings.size() == 1 ? " spawning" : " spawnings") + " so far, the last " + spawnings.back().Label() +
+                 ") and was stopped at --startup-timeout (" + std::to_string(static_cast<int>(e.scenario.startup_timeout_s)) +
+                 " s): lockstep's watchdog follows the process it launched, which records no step of its own, so "
+                 "the limit covers the whole program; raise --startup-timeout past its running time (a spawned "
+                 "world that hangs is stopped there too)");
+  }
   if (e.launch) {
     if (std::optional<ScenarioResult> ended = VerdictOfEnding(e, *run, r)) return std::move(*ended);
   }
+  if (!spawnings.empty()) return JudgeSpawnings(e, spawnings, std::move(r));
   FillFromTraces(run->traces, r);
   if (std::string why = Unjudgeable(e, run->traces); !why.empty()) return error(why);
   if (!e.companions.interrupted_during.empty()) {
@@ -361,5 +507,9 @@ ScenarioResult Judge(const Evidence& e, ScenarioResult r) {
   NameHosts(r.rank_hosts, r.findings);
   return r;
 }
+
+}  // namespace
+
+ScenarioResult Judge(const Evidence& e, ScenarioResult r) { return JudgeOne(e, std::move(r), /*follow_spawnings=*/true); }
 
 }  // namespace lockstep

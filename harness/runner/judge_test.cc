@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "harness/core/testing/temp_dir.h"
+#include "harness/runner/trace_folder.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -137,6 +138,171 @@ TEST(JudgeTest, ALaunchThatEndedBeforeItsChecksIsJudgedByItsEnding) {
   for (LaunchEnding ending : {LaunchEnding::kClean, LaunchEnding::kCrash, LaunchEnding::kHang}) {
     EXPECT_FALSE(EndsBeforeTheChecks(ending)) << ToString(ending);
   }
+}
+
+// A spawning's folder as the probe leaves it (probe/lockstep/_spawn.py): spawning.json and the
+// traces of its world, `odd` (if >= 0) holding other weights from step `from` on.
+void WriteSpawning(const fs::path& traces, int k, const std::string& function, int ranks, int64_t steps, int odd = -1,
+                   int64_t from = 0) {
+  const fs::path dir = traces / ("spawn-" + std::to_string(k));
+  fs::create_directories(dir);
+  std::ofstream(dir / "spawning.json") << "{\"spawning\": " << k << ", \"function\": \"" << function
+                                       << "\", \"nprocs\": " << ranks << ", \"start_method\": \"spawn\"}\n";
+  for (int r = 0; r < ranks; ++r) {
+    TraceHeader header;
+    header.rank = r;
+    header.world_size = ranks;
+    header.backend = "gloo";
+    auto writer = TraceWriter::Open(dir / TraceFileName(r), header);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    for (int64_t s = 1; s <= steps; ++s) {
+      StepRecord step;
+      step.step = s;
+      TensorRecord w;
+      w.name = "w0";
+      w.numel = 4;
+      w.dtype = "float32";
+      w.digest = Digest128{static_cast<uint64_t>(s), r == odd && s >= from ? 8u : 7u};
+      step.tensors.push_back(w);
+      ASSERT_TRUE((*writer)->WriteStep(step).ok());
+    }
+    TraceFooter footer;
+    footer.steps_completed = steps;
+    footer.status = "ok";
+    ASSERT_TRUE((*writer)->WriteFooter(footer).ok());
+  }
+}
+
+// `lockstep exec --ranks 1` of a program that spawns its own worlds: the launched process wrote no
+// trace, each spawning is judged as a world of the size its ranks declared, and a finding names
+// its spawning; nothing of one spawning is mixed with another's.
+TEST(JudgeTest, EachSpawningIsJudgedAsItsOwnWorldAndNamedInItsFindings) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  WriteSpawning(dir.path(), 2, "demo_checkpoint", 3, 3, /*odd=*/2, /*from=*/2);
+  WriteSpawning(dir.path(), 10, "demo_model_parallel", 1, 1);
+  const std::vector<Spawning> found = SpawningsIn(dir.path());
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[1].index, 2);
+  EXPECT_EQ(found[1].world, 3) << "rank 0's header";
+  EXPECT_EQ(found[2].index, 10) << "in the order they were made, not by name";
+  EXPECT_EQ(found[1].Label(), "spawning 2 (demo_checkpoint)");
+
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  LaunchReport launch;
+  launch.ending = LaunchEnding::kClean;
+  e.launch = launch;
+  ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  EXPECT_EQ(r.steps, 2 + 3 + 1) << "every spawning's steps";
+  ASSERT_FALSE(r.findings.empty());
+  for (const Finding& f : r.findings) {
+    EXPECT_EQ(f.message.rfind("spawning 2 (demo_checkpoint): ", 0), 0u) << f.message;
+    EXPECT_EQ(f.details.at("spawning"), "2");
+    EXPECT_EQ(f.details.at("spawned_function"), "demo_checkpoint");
+    EXPECT_EQ(f.step, 2);
+    EXPECT_EQ(f.ranks, std::vector<int>{2});
+  }
+  // The same spawnings, all clean: a pass (the launched process's missing trace is no fault).
+  testing::TempDir clean("lockstep_judge_");
+  WriteSpawning(clean.path(), 1, "demo_basic", 2, 2);
+  WriteSpawning(clean.path(), 2, "demo_checkpoint", 3, 3);
+  e.trace_dir = clean.path();
+  r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.reason;
+  EXPECT_EQ(r.steps, 5);
+}
+
+// A spawned rank that raised makes mp.spawn raise in the launched process, which exits 1: the crash
+// is judged in the last spawning, on the rank without its clean-exit footer, not on the launcher.
+TEST(JudgeTest, ACrashOfTheLauncherIsPlacedInTheLastSpawningOnTheRankThatDidNotEnd) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  WriteSpawning(dir.path(), 2, "demo_checkpoint", 2, 2);
+  {
+    TraceHeader header;
+    header.rank = 1;
+    header.world_size = 2;
+    header.backend = "gloo";
+    auto writer = TraceWriter::Open(dir.path() / "spawn-2" / TraceFileName(1), header);  // no footer
+    ASSERT_TRUE(writer.ok());
+    StepRecord step;
+    step.step = 1;
+    TensorRecord w;
+    w.name = "w0";
+    w.numel = 4;
+    w.dtype = "float32";
+    w.digest = Digest128{1, 7};
+    step.tensors.push_back(w);
+    ASSERT_TRUE((*writer)->WriteStep(step).ok());
+  }
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  e.scenario.checks = {"replica_weights", "crash"};
+  LaunchReport crash;
+  crash.ending = LaunchEnding::kCrash;
+  RankExit launcher;
+  launcher.rank = 0;
+  launcher.exit_code = 1;
+  crash.ranks.push_back(launcher);
+  e.launch = crash;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u) << r.findings.back().message;
+  EXPECT_EQ(r.findings[0].ranks, std::vector<int>{1});
+  EXPECT_EQ(r.findings[0].message.rfind("spawning 2 (demo_checkpoint): crash: ", 0), 0u) << r.findings[0].message;
+}
+
+// The watchdog sees the launched process only, which never steps when it spawns: its startup limit
+// reached is no finding about the spawned ranks, and the error says what to raise.
+TEST(JudgeTest, AStartupTimeoutOfAProgramThatSpawnsIsAnErrorNotAFinding) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  e.scenario.startup_timeout_s = 30;
+  LaunchReport stopped;
+  stopped.ending = LaunchEnding::kStartupTimeout;
+  e.launch = stopped;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_NE(r.reason.find("the last spawning 1 (demo_basic)) and was stopped at --startup-timeout (30 s)"),
+            std::string::npos)
+      << r.reason;
+}
+
+// A spawning whose ranks never stepped cannot be checked: the run is an error naming that spawning,
+// not a pass on the strength of the others.
+TEST(JudgeTest, ASpawningThatCouldNotBeCheckedMakesTheRunAnErrorNamingIt) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  WriteSpawning(dir.path(), 2, "demo_checkpoint", 2, 0);
+  const ScenarioResult r = Judge(Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps), {});
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_NE(r.reason.find("spawning 2 (demo_checkpoint): no step recorded by rank 0, rank 1"), std::string::npos)
+      << r.reason;
+}
+
+// Under several launched ranks the probe refuses the program's spawn and every copy exits: the
+// verdict is that refusal (nothing checked), not the crash the exits look like.
+TEST(JudgeTest, ARefusedSpawnIsAnErrorSayingWhyNotACrash) {
+  testing::TempDir dir("lockstep_judge_");
+  std::ofstream(dir.path() / "spawn-refused.json")
+      << R"({"launched_ranks": 2, "rank": 0, "function": "demo_basic", "nprocs": 2, "message": "the program starts )"
+      << R"(its own ranks with torch.multiprocessing.spawn; run it with --ranks 1"})" << "\n";
+  Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
+  LaunchReport crash;
+  crash.ending = LaunchEnding::kCrash;
+  for (int rank : {0, 1}) {
+    RankExit exit;
+    exit.rank = rank;
+    exit.exit_code = 3;
+    crash.ranks.push_back(exit);
+  }
+  e.launch = crash;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kError);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_EQ(r.reason, "the program starts its own ranks with torch.multiprocessing.spawn; run it with --ranks 1");
 }
 
 TEST(JudgeTest, ACrashIsJudgedEvenWhenTheChecksLeaveItsCheckerOut) {

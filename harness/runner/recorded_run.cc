@@ -18,6 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Whether `traces` is a scenario's folder of traces: rank files, or the spawn-<k>/ worlds of a
+// program that started its own ranks (trace_folder.h), which Judge follows.
+bool HoldsTraces(const fs::path& traces) { return HighestTraceRank(traces) || !SpawningsIn(traces).empty(); }
+
 // Scenario folders under `dir` (ids may hold '/': inject/ddp/bitflip): a folder whose traces/
 // holds rank files is one, and what is inside it (reference/, repeat/, ...) is its own.
 void FindScenarioFolders(const fs::path& dir, const std::string& prefix, int depth, std::vector<std::string>* found) {
@@ -26,7 +30,7 @@ void FindScenarioFolders(const fs::path& dir, const std::string& prefix, int dep
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
     const std::string id = prefix + entry.path().filename().string();
-    if (HighestTraceRank(entry.path() / "traces")) {
+    if (HoldsTraces(entry.path() / "traces")) {
       found->push_back(id);
     } else if (depth + 1 < kMaxDepth) {
       FindScenarioFolders(entry.path(), id + "/", depth + 1, found);
@@ -47,7 +51,7 @@ Result<std::vector<RecordedScenario>> FindRecordedScenarios(const fs::path& dir)
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return InvalidArgumentError(dir.string() + ": not a directory");
   for (const fs::path& traces : {dir, dir / "traces"}) {
-    if (!HighestTraceRank(traces)) continue;
+    if (!HoldsTraces(traces)) continue;
     // The id the program ran under (the probe's LOCKSTEP_RUN_NAME), else the scenario folder's name.
     fs::path folder = fs::absolute(traces).lexically_normal();
     if (folder.filename().empty()) folder = folder.parent_path();
@@ -138,7 +142,10 @@ ScenarioResult CheckRecordedScenario(const RecordedScenario& recorded, std::opti
   result.id = recorded.id;
   result.run_dir = recorded.trace_dir.parent_path().string();
   result.mode = "recorded";
-  const Result<int> world = RecordedWorld(recorded.trace_dir, ranks);
+  // A program that started its own ranks: the process that spawned them is the one given, and
+  // each spawn-<k>/ is judged as its own world (judge.cc).
+  const bool spawned = !HighestTraceRank(recorded.trace_dir) && !SpawningsIn(recorded.trace_dir).empty();
+  const Result<int> world = spawned ? Result<int>(1) : RecordedWorld(recorded.trace_dir, ranks);
   if (world.ok()) {
     // Every checker that judges from traces alone: there is no scenario file and no launch.
     Evidence evidence;

@@ -62,6 +62,14 @@ inline constexpr const char* kN = "n";
 inline constexpr const char* kTable = "table";
 // Added in 2.3: the optimizer settings the step ran with, {"opt0.group0.lr": 0.01, ...}.
 inline constexpr const char* kOptimizer = "optimizer";
+// Added in 2.4: the parameters written after the optimizer step, before the record (where watched).
+inline constexpr const char* kEditedAfterUpdate = "edited_after_update";
+// Added in 2.4: the replicated inputs of the step's tensor-parallel modules, each
+// {module, input, digest, forwards, ranks, label} (kDigest, kRanks and kLabel as above).
+inline constexpr const char* kTpInputs = "tp_replicated_inputs";
+inline constexpr const char* kModule = "module";
+inline constexpr const char* kInput = "input";
+inline constexpr const char* kForwards = "forwards";
 
 // A collective's begin and end.
 inline constexpr const char* kGroup = "group";

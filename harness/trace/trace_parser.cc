@@ -181,6 +181,21 @@ std::vector<TensorRecord> ParseInlineTensors(const json& list,
   return tensors;
 }
 
+// A step's `tp_inputs` entry (since 2.4): a tensor-parallel module's replicated input.
+TpInputRecord ParseTpInput(const json& t, int world_size) {
+  if (!t.is_object()) throw json::type_error::create(302, "a tp_replicated_inputs entry is not an object: " + Shown(t), &t);
+  TpInputRecord in;
+  in.module = Get<std::string>(t, f::kModule, "");
+  in.input = Get<std::string>(t, f::kInput, "");
+  const std::string hex = Get<std::string>(t, f::kDigest, "");
+  auto d = Digest128::FromHex(hex);
+  if (!d) throw json::other_error::create(501, "bad digest '" + hex + "' for tp input " + in.module, &t);
+  in.digest = *d;
+  in.forwards = Get<int64_t>(t, f::kForwards, 0);
+  in.group = *ParseReplicaGroup(t, world_size);
+  return in;
+}
+
 CollectiveRecord ParseCollectiveBegin(const json& j) {
   CollectiveRecord c;
   c.group = Get<std::string>(j, f::kGroup, "");
@@ -249,6 +264,22 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
         for (auto it = settings->begin(); it != settings->end(); ++it) {
           s.optimizer.emplace_back(it.key(), GetDouble(*settings, it.key().c_str(), 0.0));
         }
+      }
+      if (auto edited = j.find(f::kEditedAfterUpdate); edited != j.end()) {
+        if (!edited->is_array()) return InvalidArgumentError(Where() + ": field 'edited_after_update' is not an array");
+        std::vector<std::string> names;
+        for (const auto& name : *edited) {
+          if (!name.is_string()) {
+            return InvalidArgumentError(Where() + ": field 'edited_after_update' holds a non-string");
+          }
+          names.push_back(name.get<std::string>());
+        }
+        s.edited_after_update = std::move(names);
+      }
+      if (auto inputs = j.find(f::kTpInputs); inputs != j.end()) {
+        if (!inputs->is_array()) return InvalidArgumentError(Where() + ": field 'tp_replicated_inputs' is not an array");
+        s.tp_inputs.reserve(inputs->size());
+        for (const json& t : *inputs) s.tp_inputs.push_back(ParseTpInput(t, header_.world_size));
       }
       // Either form in either version: a list of whole tensors (/1), or a table against the
       // current `tensors` record (/2).

@@ -176,7 +176,7 @@ TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
   writer->reset();
   auto t = ReadTrace(dir_ / "rank-0.trace");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_EQ(t->header.schema, "lockstep.trace/2.3");
+  EXPECT_EQ(t->header.schema, CurrentTraceSchema());
   ASSERT_EQ(t->collectives.size(), 2u);
   EXPECT_EQ(t->collectives[0].group_rank, 1);
   EXPECT_EQ(t->collectives[0].in_splits, (std::vector<int64_t>{16, 8}));
@@ -209,6 +209,83 @@ TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
                                                  "\n" + bad + "\n"));
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_NE(b.status().message().find("rank-0.trace:2: "), std::string::npos) << b.status().message();
+  }
+}
+
+// The 2.4 watch of the update: the parameters a rank wrote after its optimizer step, read back as
+// written; a step without the field was not watched (nullopt), one with an empty list was and saw
+// none; a bad value names its line.
+TEST_F(TraceReaderTest, ReadsTheParametersEditedAfterTheUpdate) {
+  auto writer = TraceWriter::Open(dir_ / "rank-0.trace", TraceHeader{});
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  StepRecord watched;
+  watched.step = 1;
+  watched.edited_after_update = std::vector<std::string>{};
+  StepRecord edited;
+  edited.step = 2;
+  edited.edited_after_update = std::vector<std::string>{"0.weight", "we\"ird"};
+  ASSERT_TRUE((*writer)->WriteStep(watched).ok());
+  ASSERT_TRUE((*writer)->WriteStep(edited).ok());
+  StepRecord unwatched;
+  unwatched.step = 3;
+  ASSERT_TRUE((*writer)->WriteStep(unwatched).ok());
+  writer->reset();
+  auto t = ReadTrace(dir_ / "rank-0.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 3u);
+  ASSERT_TRUE(t->steps[0].edited_after_update.has_value());
+  EXPECT_TRUE(t->steps[0].edited_after_update->empty());
+  EXPECT_EQ(t->steps[1].edited_after_update, (std::vector<std::string>{"0.weight", "we\"ird"}));
+  EXPECT_FALSE(t->steps[2].edited_after_update.has_value());
+
+  for (const std::string& bad : {
+           std::string(R"({"type":"step","step":1,"edited_after_update":"0.weight","tensors":[]})"),
+           std::string(R"({"type":"step","step":1,"edited_after_update":[3],"tensors":[]})"),
+       }) {
+    auto b = ReadTrace(Write("rank-0.trace", std::string(R"({"type":"header","schema":"lockstep.trace/2.4","rank":0,"world_size":2})") +
+                                                 "\n" + bad + "\n"));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("rank-0.trace:2: field 'edited_after_update'"), std::string::npos)
+        << b.status().message();
+  }
+}
+
+// The 2.4 replicated inputs of tensor-parallel modules: written and read back whole (module, input,
+// digest, forwards, the group's ranks and label); a step without the field reads with none; a bad
+// entry names its line.
+TEST_F(TraceReaderTest, ReadsTheReplicatedInputsOfTensorParallelModules) {
+  TraceHeader header;
+  header.world_size = 4;
+  auto writer = TraceWriter::Open(dir_ / "rank-0.trace", header);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  StepRecord with;
+  with.step = 1;
+  with.tp_inputs.push_back(TpInputRecord{"layers.0.up", "0", Digest128{0x0123456789abcdefULL, 42}, 2,
+                                         ReplicaGroup{{0, 1}, "mesh dim tp"}});
+  with.tp_inputs.push_back(TpInputRecord{"we\"ird", "mask", Digest128{7, 8}, 1, ReplicaGroup{{0, 2}, ""}});
+  StepRecord without;
+  without.step = 2;
+  ASSERT_TRUE((*writer)->WriteStep(with).ok());
+  ASSERT_TRUE((*writer)->WriteStep(without).ok());
+  writer->reset();
+  auto t = ReadTrace(dir_ / "rank-0.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_EQ(t->steps[0].tp_inputs, with.tp_inputs);
+  EXPECT_TRUE(t->steps[1].tp_inputs.empty());
+
+  const std::string entry = R"("module":"up","input":"0","forwards":1,"ranks":[0,1],"label":"mesh dim tp")";
+  for (const std::string& bad : {
+           std::string(R"({"type":"step","step":1,"tp_replicated_inputs":{},"tensors":[]})"),
+           std::string(R"({"type":"step","step":1,"tp_replicated_inputs":[3],"tensors":[]})"),
+           R"({"type":"step","step":1,"tp_replicated_inputs":[{"digest":"xyz",)" + entry + R"(}],"tensors":[]})",
+           R"({"type":"step","step":1,"tp_replicated_inputs":[{"digest":"00000000000000000000000000000001",)" +
+               std::string(R"("module":"up","input":"0","forwards":1,"ranks":[0,5],"label":""}],"tensors":[]})"),
+       }) {
+    auto b = ReadTrace(Write("rank-0.trace", std::string(R"({"type":"header","schema":"lockstep.trace/2.4","rank":0,"world_size":2})") +
+                                                 "\n" + bad + "\n"));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("rank-0.trace:2:"), std::string::npos) << b.status().message();
   }
 }
 

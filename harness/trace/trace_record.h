@@ -22,8 +22,9 @@ namespace lockstep {
 inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
 // Minor 1: the header's `environment`; minor 2: tensors' replica groups; minor 3: a step's
-// optimizer settings and an all_to_all's split sizes (docs/TRACE.md).
-inline constexpr int kTraceSchemaMinor = 3;
+// optimizer settings and an all_to_all's split sizes; minor 4: what replica digests cannot see
+// (docs/TRACE.md).
+inline constexpr int kTraceSchemaMinor = 4;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -71,6 +72,23 @@ struct TensorRecord {
   std::shared_ptr<const ReplicaGroup> group;
 };
 
+// A tensor-parallel module's replicated input over one step (since 2.4): a module parallelized by
+// torch.distributed.tensor.parallel whose input is declared `Replicate` over a mesh dim must see
+// the same input on every rank of that dim's group, or each rank trains its weight shard on
+// different data while the row-parallel all-reduce still makes every output equal.
+struct TpInputRecord {
+  std::string module;   // the module's name in the model: "layers.0.mlp.up"
+  std::string input;    // which input: "0" (positional index) or a keyword argument's name
+  // The digests of the input at each forward of the step (harness/trace/digest.h), combined in
+  // forward order (CombineChunkDigests under the descriptor "tp_input:<forwards>").
+  Digest128 digest;
+  int64_t forwards = 0;  // forwards of the module this step
+  ReplicaGroup group;    // the ranks that must agree: the mesh dim's group, world ranks
+  bool operator==(const TpInputRecord& o) const {
+    return module == o.module && input == o.input && digest == o.digest && forwards == o.forwards && group == o.group;
+  }
+};
+
 struct StepRecord {
   int64_t step = 0;      // 0: after init and the initial broadcast; k: after the k-th optimizer step
   double loss = 0.0;     // NaN at step 0
@@ -86,6 +104,14 @@ struct StepRecord {
   // recorded (lockstep-rank, which records `lr` only, and traces before 2.3). Like `tensors`, a
   // streamed trace's folded steps drop them (checkers/streamed_traces.h): only step judges read them.
   std::vector<std::pair<std::string, double>> optimizer;
+  // The parameters of this record whose digest changed after this rank's optimizer step and
+  // before the record was written (since 2.4): weights written outside the update, by this rank
+  // (an edit, a copy-back, a load). Absent (nullopt): the writer did not watch (lockstep-rank,
+  // the probe at more than 2 ranks, traces before 2.4); empty: it watched and none changed.
+  std::optional<std::vector<std::string>> edited_after_update;
+  // The replicated inputs of the tensor-parallel modules that ran a forward this step (since 2.4),
+  // one per module input. Empty: none ran, or none recorded (lockstep-rank, traces before 2.4).
+  std::vector<TpInputRecord> tp_inputs;
 };
 
 struct CollectiveRecord {
@@ -125,7 +151,7 @@ struct DiscoveryRecord {
 inline constexpr const char* kTopologyDiscovery = "lockstep.topology";
 
 struct TraceHeader {
-  std::string schema;    // "lockstep.trace/2.3"
+  std::string schema;    // "lockstep.trace/2.4"
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;

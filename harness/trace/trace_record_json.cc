@@ -53,6 +53,16 @@ ordered_json ToJson(const StepRecord& s) {
     for (const auto& [setting, value] : s.optimizer) settings[setting] = Number(value);
     j[f::kOptimizer] = std::move(settings);
   }
+  if (s.edited_after_update) j[f::kEditedAfterUpdate] = *s.edited_after_update;
+  if (!s.tp_inputs.empty()) {
+    ordered_json inputs = ordered_json::array();
+    for (const TpInputRecord& in : s.tp_inputs) {
+      inputs.push_back({{f::kModule, in.module},          {f::kInput, in.input},
+                        {f::kDigest, in.digest.ToHex()},  {f::kForwards, in.forwards},
+                        {f::kRanks, in.group.ranks},      {f::kLabel, in.group.label}});
+    }
+    j[f::kTpInputs] = std::move(inputs);
+  }
   return j;
 }
 

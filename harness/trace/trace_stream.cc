@@ -128,6 +128,8 @@ void RankTraceStream::Fold(const TraceRecord& record) {
           if (keep_tensors_) {
             kept.tensors = r.tensors;
             kept.optimizer = r.optimizer;  // per step and group: the judges' to read, as tensors
+            kept.edited_after_update = r.edited_after_update;
+            kept.tp_inputs = r.tp_inputs;
           }
         } else if constexpr (std::is_same_v<T, CollectiveRecord>) {
           open_collectives_[{r.group, r.seq}] = trace_.collectives.size();

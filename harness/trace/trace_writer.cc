@@ -56,6 +56,8 @@ class JsonLine {
     out_.append(buf, sizeof(buf));
   }
   void NewLine() { out_.push_back('\n'); }
+  // A string element of the array being written.
+  void Item(std::string_view v) { Comma(); String(v); }
   // A key whose value the caller appends to the output itself.
   void RawKey(const char* key) { Key(key); }
   // A member whose key is data (an optimizer setting's name), escaped as any string.
@@ -229,6 +231,30 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
     j.Begin();
     for (const auto& [setting, value] : step.optimizer) j.NamedNumber(setting, value);
     j.End();
+  }
+  if (step.edited_after_update) {  // absent: not watched, as before 2.4
+    j.BeginArray(f::kEditedAfterUpdate);
+    for (const std::string& name : *step.edited_after_update) j.Item(name);
+    j.EndArray();
+  }
+  if (!step.tp_inputs.empty()) {  // absent: none, as before 2.4
+    j.BeginArray(f::kTpInputs);
+    for (const TpInputRecord& in : step.tp_inputs) {
+      j.BeginObjectInArray();
+      j.Field(f::kModule, in.module);
+      j.Field(f::kInput, in.input);
+      j.Field(f::kDigest, in.digest);
+      j.Field(f::kForwards, in.forwards);
+      j.BeginArray(f::kRanks);
+      for (size_t r = 0; r < in.group.ranks.size(); ++r) {
+        if (r > 0) line_.push_back(',');
+        line_ += std::to_string(in.group.ranks[r]);
+      }
+      j.EndArray();
+      j.Field(f::kLabel, in.group.label);
+      j.End();
+    }
+    j.EndArray();
   }
   j.Field(f::kN, static_cast<int64_t>(step.tensors.size()));
   j.RawKey(f::kTable);

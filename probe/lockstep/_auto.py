@@ -12,13 +12,17 @@ program imports it, so the program needs no change.
                          of one group (not the world's): a discovery record (torch.destroy_process_group)
   init_device_mesh, DeviceMesh(...) -> one discovery record (torch.init_device_mesh) for the mesh
                          and its groups, which are wrapped; a mesh with a pipeline dim tells the
-                         probe which ranks hold a plain tensor (_replicas.py)
+                         probe which ranks hold a plain tensor (_replicas.py); the first mesh
+                         patches the tensor-parallel styles' _apply (ColwiseParallel,
+                         RowwiseParallel, SequenceParallel, PrepareModuleInput): the inputs they
+                         declare Replicate are digested at each forward (_tp_inputs.py)
   DistributedDataParallel.__init__ -> the model's names, and its forward marks the end of a step
                          (its wrapped module's, after the buffer broadcast, when it broadcasts buffers)
   Join.__exit__       -> the end of the rank's last step (model.join(): uneven inputs)
   optimizer steps     -> the global step pre/post hooks of torch.optim (and each param group's
                          settings: lr, betas, momentum, weight_decay, eps)
-  clip_grad_norm_     -> the step's max_norm and norm_type (torch.nn.utils, wherever bound by name)
+  clip_grad_norm_     -> the step's max_norm and norm_type, and the norm it returned (torch.nn.utils,
+                         wherever bound by name)
   Tensor.backward     -> the loss (the scalar the program calls backward on)
   torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
@@ -146,6 +150,7 @@ def _patch_device_mesh(torch):
 
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
+        _patch_tensor_parallel(torch)
         if not kwargs.get("_init_backend", True) or getattr(_tls, "in_subgroups", False):
             return original(self, *args, **kwargs)
         _tls.in_subgroups = True
@@ -158,6 +163,44 @@ def _patch_device_mesh(torch):
         probe.note_mesh(self)
 
     DeviceMesh.__init__ = __init__
+
+
+_tp_patched = False
+
+
+def _patch_tensor_parallel(torch):
+    """Each tensor-parallel style's _apply, once: the module it parallelizes is watched
+    (probe.watch_tp_module). At the first DeviceMesh, not at install: tensor parallelism needs a
+    mesh, and importing the styles costs about 0.6 s that a program without one never pays."""
+    global _tp_patched
+    if _tp_patched:
+        return
+    _tp_patched = True
+    try:
+        style = importlib.import_module("torch.distributed.tensor.parallel.style")
+    except Exception:  # noqa: BLE001 -- a torch without DTensor: nothing to watch
+        return
+    for cls_name in ("ColwiseParallel", "RowwiseParallel", "SequenceParallel", "PrepareModuleInput"):
+        cls = getattr(style, cls_name, None)
+        original = getattr(cls, "_apply", None) if isinstance(cls, type) else None
+        if original is None or "_apply" not in vars(cls):
+            continue
+
+        def make(original):
+            @functools.wraps(original)
+            def _apply(self, module, device_mesh, *args, **kwargs):
+                result = original(self, module, device_mesh, *args, **kwargs)
+                if probe.enabled():
+                    try:
+                        probe.watch_tp_module(result if isinstance(result, torch.nn.Module) else module, self,
+                                              device_mesh)
+                    except Exception as e:  # noqa: BLE001 -- the program keeps its unwatched module
+                        probe._fail("watching a tensor-parallel module: %s: %s" % (type(e).__name__, e))
+                return result
+
+            return _apply
+
+        cls._apply = make(original)
 
 
 def _patch_ddp(torch):
@@ -210,9 +253,15 @@ def _patch_clip_grad_norm(torch):
 
     @functools.wraps(original)
     def clip_grad_norm_(parameters, max_norm, norm_type=2.0, *args, **kwargs):
-        if probe.enabled():
-            probe.note_clip(max_norm, norm_type)
-        return original(parameters, max_norm, norm_type, *args, **kwargs)
+        if not probe.enabled():
+            return original(parameters, max_norm, norm_type, *args, **kwargs)
+        clipping = probe.note_clip(max_norm, norm_type)
+        # The norm it returns, compared across the ranks of one model (a sharded model's ranks
+        # that clip each shard by its own norm disagree on it).
+        total_norm = original(parameters, max_norm, norm_type, *args, **kwargs)
+        if clipping:
+            probe.note_clip_norm(total_norm)
+        return total_norm
 
     _rebind(original, clip_grad_norm_, "clip_grad_norm_")
 
@@ -270,3 +319,7 @@ def install(torch):
     _patch_optimizers(torch)
     _patch_clip_grad_norm(torch)
     _patch_backward(torch)
+    # A program that starts its own ranks (mp.spawn): each spawning its own world (_spawn.py).
+    from lockstep import _spawn
+
+    _spawn.install(torch)

@@ -8,7 +8,8 @@ model-parallel programs"). The checkers compare a tensor within its group only.
     mesh's other dims hold the same tensor too: they count as Replicate, except a dim named for
     pipeline parallelism, whose ranks hold other stages.
   * An FSDP1 parameter (FlatParameter, or a view into one with use_orig_params): its replicate
-    group under HYBRID_SHARD, its process group under NO_SHARD, none (not compared) otherwise.
+    group under HYBRID_SHARD (also where FSDP1 clamped it to NO_SHARD over a one-rank shard
+    group, a (N, 1) mesh), its process group under NO_SHARD, none (not compared) otherwise.
   * A plain tensor: every rank (a DDP program), or, once the program made a DeviceMesh with a dim
     named for pipeline parallelism, the ranks of this rank's stage (same coordinate on that dim).
     A plain tensor of a program with torch.distributed.pipelining stages but no such mesh: this
@@ -132,9 +133,14 @@ class ReplicaGroups:
                     continue
                 self._fsdp1_seen.add(id(module))
                 strategy = module.sharding_strategy
+                inter = getattr(module, "_inter_node_pg", None)
+                if inter is not None and strategy == strategies.NO_SHARD and module.process_group.size() == 1:
+                    # HYBRID_SHARD over a shard group of one rank (a (N, 1) mesh): FSDP1 clamps the
+                    # strategy to NO_SHARD but keeps the replicate group it made, and each rank's
+                    # flat parameter is the whole model, to be held alike across that group.
+                    strategy = strategies.HYBRID_SHARD
                 if strategy in (strategies.HYBRID_SHARD, strategies._HYBRID_SHARD_ZERO2):
-                    pg = getattr(module, "_inter_node_pg", None)
-                    ranks = sorted(dist.get_process_group_ranks(pg)) if pg is not None else None
+                    ranks = sorted(dist.get_process_group_ranks(inter)) if inter is not None else None
                     gid = self._define(ranks, "FSDP1 HYBRID_SHARD replicate group")
                 elif strategy == strategies.NO_SHARD:
                     ranks = sorted(dist.get_process_group_ranks(module.process_group))
@@ -170,6 +176,11 @@ class ReplicaGroups:
                     continue
                 for t in list(submod.parameters()) + list(submod.buffers()):
                     self._stage[id(t)] = t
+
+    def has_stages(self):
+        """Whether the program runs torch.distributed.pipelining stages or has a pipeline mesh
+        dim: its ranks train different parts of the model (read_stages first)."""
+        return bool(self._stage) or self.plain != WORLD
 
     # ------------------------------------------------------------------ any tensor
 

@@ -80,6 +80,13 @@ class _State:
         # gradient clipping it ran with (clip_grad_norm_'s max_norm, norm_type), written with it.
         self.settings = {}
         self.clip = None
+        self.clip_norm = None        # the norm that clipping returned (note_clip_norm), or None
+        self.initial_written = False  # step 0's record (_write_initial_record)
+        # Two ranks have no majority to name the rank whose weights went astray: each then digests
+        # the parameters its optimizer just stepped (`watched`, a Captured), and its record says
+        # which of them changed before it was written (_watch_update).
+        self.watch_update = False
+        self.watched = None
         self.loss = None
         self.steps = 0               # step records written
         self.in_step = False         # the program is between its first forward/backward and the record
@@ -88,6 +95,9 @@ class _State:
         self.wrapped_groups = {}     # "<group>:<device>" -> the ProcessGroup whose backend is wrapped
         self.replicas = None         # _replicas.ReplicaGroups: which ranks must hold each tensor
         self.meshes = []             # DeviceMeshes made before the trace opened (note_mesh)
+        # The pending step's replicated inputs of tensor-parallel modules (_tp_inputs.py):
+        # (id(Watched), slot) -> (Watched, slot, [Captured of each forward]), in first-forward order.
+        self.tp_inputs = {}
         # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
         self.busy_s = 0.0
@@ -156,6 +166,9 @@ def open_trace(torch, trace_dir=None):
         from lockstep import _replicas
 
         st.replicas = _replicas.ReplicaGroups(st.session, dist.get_world_size())
+        # One more digest of the stepped parameters per step (on CUDA, one more copy back): on by
+        # default where it is the only way to a culprit; LOCKSTEP_WATCH_UPDATE=0 turns it off.
+        st.watch_update = dist.get_world_size() == 2 and os.environ.get("LOCKSTEP_WATCH_UPDATE", "1") != "0"
         for mesh in st.meshes:
             st.replicas.note_mesh(mesh)
         st.meshes = []
@@ -214,6 +227,11 @@ def explain_no_trace():
             return
     except Exception:  # noqa: BLE001
         pass
+    # The launcher of its own ranks (mp.spawn): they wrote the traces, in spawn-<k>/ (_spawn.py).
+    from lockstep import _spawn
+
+    if _spawn.spawned():
+        return
     torch = sys.modules.get("torch")
     dist = getattr(torch, "distributed", None) if torch is not None else None
     if dist is not None and dist.is_available() and dist.is_initialized():
@@ -516,16 +534,13 @@ def _capture_settings(torch, index, optimizer):
                     st.settings.setdefault("opt%d.group%d.%s" % (index, gi, name), number)
 
 
-def _write_record(loss, last=False):
-    """Writes the pending step: parameters and buffers now, with what the optimizers captured.
-    `last`: no forward pass follows (exit, Join's exit), so the buffers of a DDP that broadcasts
-    them were never made equal after this step: each rank's own (ALONE), not compared."""
+def _parameters():
+    """Every parameter a record holds, each once, as this rank's local part: the known models'
+    under their names, then those an optimizer steps that no model holds (named
+    optimizer<i>.group<g>.param<j>). Returns (names, tensors, replica group ids)."""
     st = _STATE
-    s = st.session
-    names, params, groups, buf_names, bufs, buf_groups = [], [], [], [], [], []
     replicas = st.replicas
-    replicas.read_stages()
-    seen = set()
+    names, params, groups, seen = [], [], [], set()
     for model in st.models:
         for name, p in model.named_parameters():
             if id(p) not in seen:
@@ -534,6 +549,29 @@ def _write_record(loss, last=False):
                 names.append(name)
                 params.append(local)
                 groups.append(gid)
+    for opt in st.optimizers:
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    local, gid = replicas.of(p.detach(), p, st.models)
+                    names.append(st.names.get(id(p), "param%d" % len(names)))
+                    params.append(local)
+                    groups.append(gid)
+    return names, params, groups
+
+
+def _write_record(loss, last=False):
+    """Writes the pending step: parameters and buffers now, with what the optimizers captured.
+    `last`: no forward pass follows (exit, Join's exit), so the buffers of a DDP that broadcasts
+    them were never made equal after this step: each rank's own (ALONE), not compared."""
+    st = _STATE
+    s = st.session
+    replicas = st.replicas
+    replicas.read_stages()
+    names, params, groups = _parameters()
+    buf_names, bufs, buf_groups = [], [], []
+    for model in st.models:
         unsynced = last and model in st.broadcasting
         for name, b in model.named_buffers():
             local, gid = replicas.of(b, None, st.models)
@@ -544,16 +582,6 @@ def _write_record(loss, last=False):
             buf_names.append(name)
             bufs.append(local)
             buf_groups.append(gid)
-    # Parameters an optimizer steps that no model holds (named optimizer<i>.group<g>.param<j>).
-    for opt in st.optimizers:
-        for group in opt.param_groups:
-            for p in group["params"]:
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    local, gid = replicas.of(p.detach(), p, st.models)
-                    names.append(st.names.get(id(p), "param%d" % len(names)))
-                    params.append(local)
-                    groups.append(gid)
     parts = ([s.capture("param", names, params, True, groups)] + st.parts +
              [s.capture("buffer", buf_names, bufs, True, buf_groups)])
     if loss is None:
@@ -564,10 +592,21 @@ def _write_record(loss, last=False):
         settings.append(("clip.max_norm", st.clip[0]))
         if st.clip[1] is not None:
             settings.append(("clip.norm_type", st.clip[1]))
-    s.write_step(st.steps, loss, st.lr, parts, settings)
+        if st.clip_norm is not None:
+            # Read here, not when clipping returned it: a CUDA norm's .item() waits for the
+            # device, and the record's own digests wait for it at this point anyway.
+            import torch
+
+            norm = _setting_value(torch, st.clip_norm)
+            if norm is not None:
+                settings.append(("clip.total_norm", norm))
+    s.write_step(st.steps, loss, st.lr, parts, settings, watched=st.watched, replicated_inputs=_pending_tp_inputs())
+    st.watched = None
+    st.tp_inputs = {}
     st.parts = []
     st.settings = {}
     st.clip = None
+    st.clip_norm = None
     st.stepped = set()
     st.lr = None
     st.loss = None
@@ -622,6 +661,58 @@ def _start_of_step():
         st.session.heartbeat()
 
 
+def _pending_tp_inputs():
+    """The pending step's tensor-parallel inputs as write_step takes them, each module named in
+    the program's model (found once, at its first record)."""
+    from lockstep import _tp_inputs
+
+    st = _STATE
+    out = []
+    for watched, slot, captured in st.tp_inputs.values():
+        if watched.name is None:
+            watched.name = _tp_inputs.name_in(st.models, watched.module)
+        name = watched.name or type(watched.module).__name__  # a module of no model the probe knows
+        out.append((name, slot, watched.ranks, watched.label, captured))
+    return out
+
+
+def watch_tp_module(module, style, mesh):
+    """A module a tensor-parallel style was applied to (_auto.py): its inputs declared Replicate
+    are digested at each of its forwards, by a pre-hook that runs before the style's own."""
+    from lockstep import _tp_inputs
+
+    slots = _tp_inputs.declared_slots(style)
+    group = _tp_inputs.group_of(mesh) if slots else None
+    if group is None:
+        return
+    watched = _tp_inputs.Watched(module, slots, group[0], group[1])
+
+    def hook(_module, args, kwargs):
+        _note_tp_forward(watched, args, kwargs)
+
+    import torch
+
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "disable"):
+        hook = compiler.disable(hook)  # run as Python, never traced (add_model says why)
+    module.register_forward_pre_hook(hook, prepend=True, with_kwargs=True)
+
+
+@_guard
+def _note_tp_forward(watched, args, kwargs):
+    st = _STATE
+    # A forward of a model whose root the probe has not hooked (yet) begins a step, as a hooked
+    # root's does: the pending record first, so this forward's inputs count in the next one.
+    if st.stepped:
+        _write_record(None)
+    _start_of_step()
+    for slot, tensor in watched.inputs(args, kwargs):
+        entry = st.tp_inputs.get((id(watched), slot))
+        if entry is None:
+            entry = st.tp_inputs[(id(watched), slot)] = (watched, slot, [])
+        entry[2].append(st.session.capture("param", [slot], [tensor]))
+
+
 @_guard
 def _before_forward_locked():
     st = _STATE
@@ -634,6 +725,26 @@ def _before_forward(module, inputs):
     _before_forward_locked()
 
 
+def _write_initial_record(optimizer):
+    """Step 0 (docs/TRACE.md: the state after initialization and the initial broadcast), written
+    as the first optimizer step begins, before it updates anything: the parameters every optimizer
+    and model known by then hold, so weights that differ before any update (never broadcast,
+    loaded on one rank) are named at step 0, and a difference that starts at step 1 is known to
+    have started there. Parameters only: a step's gradients and optimizer state do not exist yet,
+    and buffers have already moved in this step's forward (BatchNorm's running statistics, which
+    DDP broadcasts only at the next forward). A module materialized at its first forward (lazy
+    modules, FSDP's sharding at first use) is in its trained shape by then."""
+    st = _STATE
+    st.initial_written = True
+    _optimizer_index(optimizer)
+    if optimizer not in st.discovered:
+        _discover_models(optimizer)
+    st.replicas.read_stages()
+    names, params, groups = _parameters()
+    if names:
+        st.session.write_step(0, None, None, [st.session.capture("param", names, params, True, groups)], [])
+
+
 @_guard
 def before_optimizer_step(optimizer):
     st = _STATE
@@ -642,6 +753,8 @@ def before_optimizer_step(optimizer):
     if st.outer_step is not None and st.outer_step is not optimizer:
         return  # an inner optimizer: its outer one records the step
     st.outer_step = optimizer
+    if st.steps == 0 and not st.initial_written and not st.stepped:
+        _write_initial_record(optimizer)
     # The same optimizer stepping again with no forward pass seen in between: the previous step
     # ended (a model the probe does not know ran its forward).
     if id(optimizer) in st.stepped:
@@ -656,7 +769,30 @@ def after_optimizer_step(optimizer):
         return
     st.outer_step = None
     _capture_optimizer(optimizer)
+    if st.watch_update:
+        _watch_update(optimizer)
     st.stepped.add(id(optimizer))
+
+
+def _watch_update(optimizer):
+    """The parameters `optimizer` just stepped, digested as the record will digest them (this
+    rank's local part, under the record's names). The record, written at the next forward, says
+    which changed in between: at 2 ranks the one that did is the side whose weights went astray
+    (an EMA copied back, a checkpoint loaded, an edit on one rank), where the digests alone could
+    not say which side is wrong (checkers/replica_comparison.cc)."""
+    st = _STATE
+    names, params, groups, seen = [], [], [], set()
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            name = st.names.get(id(p))
+            if name is None or id(p) in seen:
+                continue  # a parameter no model names: the record would not name it alike
+            seen.add(id(p))
+            local, gid = st.replicas.of(p.detach(), p, st.models)
+            names.append(name)
+            params.append(local)
+            groups.append(gid)
+    st.watched = st.session.capture("param", names, params, True, groups)
 
 
 @_guard
@@ -697,8 +833,37 @@ def note_clip(max_norm, norm_type):
     max_norm = _setting_value(torch, max_norm)
     norm_type = _setting_value(torch, norm_type)
     if max_norm is None or math.isinf(max_norm):
-        return
+        return False
     _STATE.clip = (max_norm, norm_type)
+    _STATE.clip_norm = None
+    return True
+
+
+@_guard
+def note_clip_norm(total_norm):
+    """The gradient norm a clipping clip_grad_norm_ returned (one note_clip recorded: a norm for
+    logging, max_norm infinite, changes no update and is not recorded), written
+    with the step as `clip.total_norm` (since trace 2.4): the ranks of one sharded model that clip
+    each shard by its own norm disagree on it, where no replica digest can (optimizer_settings).
+    Not recorded where it cannot be read without a collective (a DTensor norm not yet reduced
+    across its mesh, as FSDP2's is) or where ranks legitimately clip different models: pipeline
+    stages, whose parameters the trace does not say apart from a sharded model's."""
+    import torch
+
+    st = _STATE
+    dtensor = sys.modules.get("torch.distributed.tensor")
+    if dtensor is not None and isinstance(total_norm, dtensor.DTensor):
+        if not all(p.is_replicate() for p in total_norm.placements):
+            return
+        total_norm = total_norm.to_local()
+    if st.replicas is not None:
+        st.replicas.read_stages()
+        if st.replicas.has_stages():
+            return
+    if isinstance(total_norm, torch.Tensor) and total_norm.numel() == 1:
+        st.clip_norm = total_norm.detach()
+    elif isinstance(total_norm, (int, float)) and not isinstance(total_norm, bool):
+        st.clip_norm = float(total_norm)
 
 
 # ----------------------------------------------------------------------------- discovery

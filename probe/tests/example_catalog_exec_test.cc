@@ -41,15 +41,16 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_mpi_ddp", "clean_no_forward",
                                            "clean_pipeline_dp", "clean_sparse_embedding",
                                            "clean_tp_dp", "compiled_ddp_weight_edit",
-                                           "ddp_long_evaluation", "fabric_clip_on_rank0_only",
-                                           "fabric_language_model", "forgot_divide", "fsdp2_meta_init", "group_churn",
+                                           "ddp_long_evaluation", "ddp_tutorial_spawn", "ddp_tutorial_spawn_resume_rank0",
+                                           "ema_copy_two_ranks", "fabric_clip_on_rank0_only",
+                                           "fabric_language_model", "forgot_divide", "fsdp2_branch_per_rank", "fsdp2_meta_init", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
                                            "inplace_weight_edit", "lightning_log_on_rank0_only",
                                            "lightning_manual_loss_backward", "lightning_transformer",
                                            "model_not_wrapped_in_ddp",
                                            "nccl_algo_on_one_rank", "rank0_metric_allreduce",
                                            "rank_killed", "regroup_in_attention",
-                                           "scheduler_on_rank0_only", "split_in_forward_mpi", "teardown_abort", "tp_mesh_only",
+                                           "scheduler_on_rank0_only", "skip_step_on_local_loss", "split_in_forward_mpi", "teardown_abort", "tp_mesh_only",
                                            "tp_mesh_only_bias_edit", "tp_norm_edit"};
   EXPECT_EQ(names, tested);
 }
@@ -65,6 +66,8 @@ TEST(ExampleCatalogExec, BatchnormNoBroadcastBuffers) { ExecCatalogEntry("batchn
 TEST(ExampleCatalogExec, CleanDdpBatchnormJoin) { ExecCatalogEntry("clean_ddp_batchnorm_join"); }
 TEST(ExampleCatalogExec, ForgotDivide) { ExecCatalogEntry("forgot_divide"); }
 TEST(ExampleCatalogExec, InplaceWeightEdit) { ExecCatalogEntry("inplace_weight_edit"); }
+TEST(ExampleCatalogExec, EmaCopyTwoRanks) { ExecCatalogEntry("ema_copy_two_ranks"); }
+TEST(ExampleCatalogExec, SkipStepOnLocalLoss) { ExecCatalogEntry("skip_step_on_local_loss"); }
 TEST(ExampleCatalogExec, ModelNotWrappedInDdp) { ExecCatalogEntry("model_not_wrapped_in_ddp"); }
 TEST(ExampleCatalogExec, NcclAlgoOnOneRank) { ExecCatalogEntry("nccl_algo_on_one_rank"); }
 TEST(ExampleCatalogExec, Rank0MetricAllreduce) { ExecCatalogEntry("rank0_metric_allreduce"); }
@@ -89,11 +92,18 @@ TEST(ExampleCatalogExec, TpNormEdit) { ExecCatalogEntry("tp_norm_edit"); }
 TEST(ExampleCatalogExec, TpMeshOnly) { ExecCatalogEntry("tp_mesh_only"); }
 // pytorch/examples' FSDP2 training on 2 ranks: nothing replicated, and the pass says so.
 TEST(ExampleCatalogExec, Fsdp2MetaInit) { ExecCatalogEntry("fsdp2_meta_init"); }
+// A branch chosen per rank under FSDP2: no shard has a replica, only gradient presence tells.
+TEST(ExampleCatalogExec, Fsdp2BranchPerRank) { ExecCatalogEntry("fsdp2_branch_per_rank"); }
 TEST(ExampleCatalogExec, TpMeshOnlyBiasEdit) { ExecCatalogEntry("tp_mesh_only_bias_edit"); }
 // A hang is ranks waiting on each other: an evaluation phase longer than --hang-timeout is none,
 // and a rank waiting in an all-reduce its idle peer never calls still is one.
 TEST(ExampleCatalogExec, DdpLongEvaluation) { ExecCatalogEntry("ddp_long_evaluation"); }
 TEST(ExampleCatalogExec, AllreducePeerNeverCalls) { ExecCatalogEntry("allreduce_peer_never_calls"); }
+// Programs that start their own ranks (mp.spawn), given as one process (--ranks 1): each spawning
+// is judged as a world of its own, none overwriting another, a finding named by its spawning.
+// PyTorch's DDP tutorial spawns three times; its faulty variant is caught in its second spawning.
+TEST(ExampleCatalogExec, DdpTutorialSpawn) { ExecCatalogEntry("ddp_tutorial_spawn"); }
+TEST(ExampleCatalogExec, DdpTutorialSpawnResumeRank0) { ExecCatalogEntry("ddp_tutorial_spawn_resume_rank0"); }
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }

@@ -94,6 +94,29 @@ TEST(LauncherExecTest, AnyLauncherWithTheProbeEnvironmentThenCheck) {
   }
 }
 
+// A program that starts its own ranks (PyTorch's DDP tutorial: mp.spawn) launched on 2 ranks:
+// each copy would spawn a world of its own on the program's fixed port (once a false crash). The
+// probe refuses the first spawn before any process starts, and exec says why (exit 3), no finding.
+TEST(LauncherExecTest, AProgramThatSpawnsItsOwnRanksIsRefusedUnderSeveralRanks) {
+  const fs::path out = testing::FreshOutDir("launcher_exec_test", "spawn_under_two_ranks");
+  ScopedEnv no_gpu("CUDA_VISIBLE_DEVICES", "");
+  const testing::ProgramResult r = testing::RunProgram(
+      testing::LockstepBinary(),
+      {"exec", "--ranks", "2", "--out", (out / "run").string(), "--name", "tutorial", "--", LOCKSTEP_PROBE_PYTHON,
+       (kExamples / "ddp_tutorial_spawn.py").string()},
+      LOCKSTEP_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 3) << r.out << r.err;
+  Result<RunResult> report = ReadRunResultFile((out / "run" / "report.json").string());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const ScenarioResult& s = report.value().scenarios.at(0);
+  EXPECT_EQ(s.outcome, Outcome::kError);
+  EXPECT_TRUE(s.findings.empty()) << s.findings.front().message;
+  EXPECT_THAT(s.reason, HasSubstr("the program starts its own ranks with torch.multiprocessing.spawn (2 processes of "
+                                  "demo_basic), and lockstep started it on 2 ranks"));
+  EXPECT_THAT(s.reason, HasSubstr("run it with --ranks 1"));
+  EXPECT_FALSE(fs::exists(out / "run" / "tutorial" / "traces" / "spawn-1")) << "no spawning started";
+}
+
 // Not installed: a harness error (exit 3) whose message names the flag and what to install;
 // nothing of the program ran.
 TEST(LauncherExecTest, MissingLauncherIsAHarnessErrorNamingTheFlag) {

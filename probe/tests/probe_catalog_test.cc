@@ -109,7 +109,8 @@ std::string Logs(const fs::path& out, int ranks) {
   return s;
 }
 
-// Every rank wrote a step record per optimizer step: the probe saw the program's steps.
+// Every rank wrote a step 0 record (its parameters before the first update) and a step record per
+// optimizer step: the probe saw the program's steps.
 void ExpectRecordedSteps(const CatalogExpectation& e, const RunOutcome& o) {
   const bool clean = e.findings.empty();
   for (int r = 0; r < static_cast<int>(o.traces.size()); ++r) {
@@ -120,11 +121,14 @@ void ExpectRecordedSteps(const CatalogExpectation& e, const RunOutcome& o) {
     // A clean program ends with a footer and has every collective's end.
     ASSERT_TRUE(t.footer.has_value()) << "rank " << r;
     EXPECT_EQ(t.footer->status, "ok");
-    EXPECT_EQ(t.footer->steps_completed, static_cast<int64_t>(t.steps.size()));
-    for (size_t i = 0; i < t.steps.size(); ++i) EXPECT_EQ(t.steps[i].step, static_cast<int64_t>(i + 1));
+    ASSERT_FALSE(t.steps.empty());
+    EXPECT_EQ(t.steps.front().step, 0) << "rank " << r << " wrote no step 0 record";
+    EXPECT_EQ(t.footer->steps_completed, static_cast<int64_t>(t.steps.size()) - 1);
+    for (size_t i = 0; i < t.steps.size(); ++i) EXPECT_EQ(t.steps[i].step, static_cast<int64_t>(i));
     // Each step's gradients were synchronized by all-reduces the probe recorded (DDP's buckets
     // come from C++, the manual loops' from Python).
     for (const StepRecord& s : t.steps) {
+      if (s.step == 0) continue;  // no update yet: nothing reduced for it
       bool reduced = false;
       for (const CollectiveRecord& c : t.collectives) reduced |= c.step == s.step && c.op == "all_reduce" && c.end_s;
       EXPECT_TRUE(reduced) << "rank " << r << " step " << s.step << ": no all_reduce recorded";
@@ -188,7 +192,7 @@ TEST(ProbeCases, Torch2CollectivesAreEachRecorded) {
       for (const CollectiveRecord& c : o.traces[r].collectives) {
         if (c.end_s) ++per_step[c.step][c.op];
       }
-      const int64_t steps = static_cast<int64_t>(o.traces[r].steps.size());
+      const int64_t steps = static_cast<int64_t>(o.traces[r].steps.size()) - 1;  // and step 0
       ASSERT_EQ(steps, 4);
       // The metrics of step s are issued after its optimizer step: they belong to step s + 1's
       // window, and those of the last step to the window after it. Count over all windows.

@@ -28,12 +28,9 @@ void Exec(const std::string& name) {
 }
 
 // Programs with a sidecar (for the scoreboard) that are not run here, and why: no verdict to pin
-// (a clean control with a false finding would be listed here too, to fix in lockstep, not to pin):
-//   amp_inf_check_unsynced_shards_fixed: no verdict today: its sharded optimizer is no
-//     torch.optim.Optimizer, so the probe records no step, and exec exits 3 ("never stepped an
-//     optimizer") on a clean run.
-const std::vector<std::string> kNotRunHere = {
-      "amp_inf_check_unsynced_shards_fixed"};
+// (a clean control with a false finding would be listed here too, to fix in lockstep, not to pin).
+// None today.
+const std::vector<std::string> kNotRunHere = {};
 
 TEST(RealBugCorpus, EveryProgramIsRunHere) {
   Result<std::vector<CatalogExpectation>> corpus = ReadCatalog(kCorpus);
@@ -48,6 +45,7 @@ TEST(RealBugCorpus, EveryProgramIsRunHere) {
       "all_to_all_split_mismatch",
       "all_to_all_split_mismatch_fixed",
       "amp_inf_check_unsynced_shards",
+      "amp_inf_check_unsynced_shards_fixed",
       "bloom_tp_layernorm_drift",
       "bloom_tp_layernorm_drift_fixed",
       "bn_buffers_not_broadcast",
@@ -134,6 +132,7 @@ TEST(RealBugCorpus, AllToAllSplitMismatch) { Exec("all_to_all_split_mismatch"); 
 TEST(RealBugCorpus, AllToAllSplitMismatchFixed) { Exec("all_to_all_split_mismatch_fixed"); }
 TEST(RealBugCorpus, AmpInfCheckUnsyncedShards) { Exec("amp_inf_check_unsynced_shards"); }
 TEST(RealBugCorpus, BloomTpLayernormDrift) { Exec("bloom_tp_layernorm_drift"); }
+TEST(RealBugCorpus, AmpInfCheckUnsyncedShardsFixed) { Exec("amp_inf_check_unsynced_shards_fixed"); }
 TEST(RealBugCorpus, BloomTpLayernormDriftFixed) { Exec("bloom_tp_layernorm_drift_fixed"); }
 TEST(RealBugCorpus, BnBuffersNotBroadcast) { Exec("bn_buffers_not_broadcast"); }
 TEST(RealBugCorpus, BnBuffersNotBroadcastFixed) { Exec("bn_buffers_not_broadcast_fixed"); }

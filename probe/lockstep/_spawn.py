@@ -1,0 +1,171 @@
+"""Programs that start their own ranks (issue 48): ``torch.multiprocessing.spawn`` and
+``start_processes``, as PyTorch's DDP tutorials do (``mp.spawn(demo_basic, nprocs=2)``).
+
+Under ``lockstep exec --ranks 1`` the process lockstep starts is the program's launcher, not a
+rank: each call of spawn is one *spawning*, a world of its own. Spawning k (1, 2, ...) gets its own
+folder, ``<trace dir>/spawn-<k>/``, made before its processes start: it holds ``spawning.json``
+(what was spawned) and the traces its ranks write there (their LOCKSTEP_TRACE_DIR), so a program
+that spawns three times leaves three worlds, none overwriting another. ``lockstep exec`` judges
+each as a world of the size its ranks declared at init_process_group (harness/runner/judge.cc).
+The spawned processes get the environment of a program started as one plain process: lockstep's
+RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE (the one launched rank's) are taken out of it.
+
+Under ``--ranks N`` with N > 1 every launched copy would spawn a world of its own, all of them on
+the program's fixed port: the spawn is refused instead, before any process starts.
+``<trace dir>/spawn-refused.json`` says so to lockstep, which reports the run as not checkable
+(exit 3) with the truth: run it with --ranks 1.
+"""
+
+import functools
+import json
+import os
+import sys
+import threading
+
+from lockstep import probe
+
+# What the spawned processes must not inherit from lockstep's launch of the program.
+_LAUNCHED_RANK_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                            "ROLE_RANK", "ROLE_WORLD_SIZE", "TORCHELASTIC_RUN_ID")
+
+_lock = threading.Lock()
+_spawnings = 0      # spawnings started by this process
+_in_spawn = threading.local()
+
+SPAWNING_ENV = "LOCKSTEP_SPAWNING"  # in a spawned rank: which spawning it belongs to
+
+
+def _function_name(fn):
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None)
+    return name if not module or module == "__main__" else "%s.%s" % (module, name)
+
+
+def _launched_world():
+    try:
+        return int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        return 1
+
+
+def _write_json(path, payload):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(payload, f)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _refuse(trace_dir, fn, nprocs):
+    """A copy of a program launched on several ranks is about to start ranks of its own: stop
+    here, before any process starts, and say why to lockstep and to the user."""
+    world = _launched_world()
+    rank = os.environ.get("RANK", "0")
+    message = ("the program starts its own ranks with torch.multiprocessing.spawn (%d processes of %s), and "
+               "lockstep started it on %d ranks: each copy would start a world of its own; run it with --ranks 1"
+               % (nprocs, _function_name(fn), world))
+    try:
+        _write_json(os.path.join(trace_dir, "spawn-refused.json"),
+                    {"launched_ranks": world, "rank": int(rank) if rank.isdigit() else 0,
+                     "function": _function_name(fn), "nprocs": nprocs, "message": message})
+    except OSError as e:
+        probe._say("cannot write spawn-refused.json: %s" % e)
+    probe._say(message)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(3)  # not an exception the program could catch and go on after
+
+
+def _start_spawning(trace_dir, fn, nprocs, start_method):
+    """Spawning k's folder and its spawning.json; the environment its processes inherit. Returns
+    what to restore afterwards."""
+    global _spawnings
+    with _lock:
+        _spawnings += 1
+        k = _spawnings
+    folder = os.path.join(trace_dir, "spawn-%d" % k)
+    os.makedirs(folder, exist_ok=True)
+    _write_json(os.path.join(folder, "spawning.json"),
+                {"spawning": k, "function": _function_name(fn), "nprocs": nprocs, "start_method": start_method})
+    saved = {v: os.environ.get(v) for v in _LAUNCHED_RANK_VARIABLES + ("LOCKSTEP_TRACE_DIR", SPAWNING_ENV)}
+    for v in _LAUNCHED_RANK_VARIABLES:
+        os.environ.pop(v, None)
+    os.environ["LOCKSTEP_TRACE_DIR"] = folder
+    os.environ[SPAWNING_ENV] = str(k)
+    return saved
+
+
+def _restore(saved):
+    for v, value in saved.items():
+        if value is None:
+            os.environ.pop(v, None)
+        else:
+            os.environ[v] = value
+
+
+class _SpawnedFunction:
+    """The program's function as its spawned ranks run it. torch's _wrap catches what the function
+    raises (to hand the traceback to the launcher) and exits with code 1, so the interpreter's
+    excepthook never sees it: the probe would write a clean-exit footer for a rank that crashed.
+    Pickled by reference like the function itself (this module is on the ranks' PYTHONPATH)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.fn(*args, **kwargs)
+        except BaseException as e:
+            if not isinstance(e, SystemExit) or e.code not in (None, 0):
+                probe._STATE.uncaught = True
+                probe._STATE.uncaught_error = e
+            raise
+
+
+def _wrap(original):
+    @functools.wraps(original)
+    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn", *more, **kwargs):
+        trace_dir = probe._trace_dir()
+        # Only the process lockstep launched: a spawned rank that spawns again, or spawn's own
+        # call of start_processes, is left alone.
+        if (not trace_dir or os.environ.get(SPAWNING_ENV) or getattr(_in_spawn, "on", False)
+                or probe._STATE.session is not None):
+            return original(fn, args, nprocs, join, daemon, start_method, *more, **kwargs)
+        if _launched_world() > 1:
+            _refuse(trace_dir, fn, nprocs)
+        saved = _start_spawning(trace_dir, fn, nprocs, start_method)
+        _in_spawn.on = True
+        try:
+            return original(_SpawnedFunction(fn), args, nprocs, join, daemon, start_method, *more, **kwargs)
+        finally:
+            _in_spawn.on = False
+            _restore(saved)
+
+    return start_processes
+
+
+def spawned():
+    """How many spawnings this process started (explain_no_trace: the launcher of its own ranks
+    writes no trace of its own, and that is no fault)."""
+    return _spawnings
+
+
+def install(torch):
+    """Patches torch.multiprocessing.start_processes wherever it is bound by name (spawn() calls it
+    through its module's global); spawn() itself goes through it."""
+    try:
+        import torch.multiprocessing.spawn as spawn_module
+    except Exception:  # noqa: BLE001 -- a torch without it: nothing to patch
+        return
+    spawn_module = sys.modules.get("torch.multiprocessing.spawn", spawn_module)
+    original = getattr(spawn_module, "start_processes", None)
+    if original is None or getattr(original, "_lockstep_spawn", False):
+        return
+    wrapped = _wrap(original)
+    wrapped._lockstep_spawn = True
+    for module in list(sys.modules.values()):
+        try:
+            if vars(module).get("start_processes") is original:
+                setattr(module, "start_processes", wrapped)
+        except Exception:  # noqa: BLE001
+            continue
