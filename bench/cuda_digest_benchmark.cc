@@ -20,9 +20,9 @@
 
 #include <torch/torch.h>
 
-#include "harness/trace/cuda/cuda_digest.h"
-#include "harness/trace/multi_tensor_digest.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/capture/cuda/cuda_digest.h"
+#include "harness/capture/multi_tensor_digest.h"
+#include "harness/capture/tensor_digest.h"
 
 namespace lockstep {
 namespace {

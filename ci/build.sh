@@ -9,9 +9,14 @@ if command -v ninja >/dev/null 2>&1 && [[ ! -f "$build_dir/Makefile" ]]; then ge
 # ccache, where installed, makes a second build tree (a fresh clone, the fuzz tree) cheap.
 # Paths below the checkout are hashed relative to it (CCACHE_BASEDIR), so clones in other folders
 # share the cache.
+# The LibTorch translation units include a precompiled header (target_precompile_headers), which
+# ccache caches only when told to be sloppy about it (ci/ccache-launcher.sh): without that they were
+# compiled anew in every build tree, about 45 of them at 20-60 s each.
 launcher=()
 if command -v ccache >/dev/null 2>&1 && [[ ${LOCKSTEP_CCACHE:-1} != 0 ]]; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  ccache_launcher="$(pwd)/ci/ccache-launcher.sh"
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER="$ccache_launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$ccache_launcher"
+            -DCMAKE_CUDA_COMPILER_LAUNCHER="$ccache_launcher")
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
 fi
 # The torch of the build is the one ci/install-deps.sh installed: into $LOCKSTEP_VENV when that is

@@ -150,7 +150,8 @@ cmake_args=(-DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLOCKSTEP_ENABL
 if [[ -n $python ]]; then cmake_args+=(-DLOCKSTEP_PYTHON="$python"); fi
 # ccache where installed (as ci/build.sh): the offline test here rebuilds what the main build has.
 if command -v ccache >/dev/null 2>&1 && [[ ${LOCKSTEP_CCACHE:-1} != 0 ]]; then
-  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER="$root/ci/ccache-launcher.sh" -DCMAKE_CXX_COMPILER_LAUNCHER="$root/ci/ccache-launcher.sh"
+               -DCMAKE_CUDA_COMPILER_LAUNCHER="$root/ci/ccache-launcher.sh")
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 fi
 prefix_path=()

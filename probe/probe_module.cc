@@ -18,14 +18,13 @@
 #include <utility>
 #include <vector>
 
+#include "harness/capture/tensor_capture.h"
 #include "harness/core/build_info.h"
 #include "harness/core/cuda_driver_version.h"
 #include "harness/core/lifeline.h"
 #include "harness/discovery/discovery_log.h"
 #include "harness/discovery/native_collective_log.h"
 #include "harness/trace/digest.h"
-#include "harness/trace/dtype_name.h"
-#include "harness/trace/multi_tensor_digest.h"
 #include "harness/trace/read_yardstick.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
@@ -59,38 +58,25 @@ Captured Capture(const ProbeSession& session, const std::string& kind_name, cons
     throw std::invalid_argument("capture: groups and tensors differ in length");
   }
   Captured out;
-  out.records.resize(tensors.size());
   py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
-  // One pass over the list (harness/trace/multi_tensor_digest.h), as lockstep-rank captures a step:
-  // the bookkeeping tensor by tensor, then every byte hashed and summed once, with no LibTorch call
-  // per tensor. A fresh list per call: another thread of the program may capture at the same time.
-  MultiTensorDigest digests;
+  // The records as lockstep-rank captures a step (harness/capture/tensor_capture.h): the
+  // bookkeeping tensor by tensor, then every byte hashed and summed in one pass. A capture of its
+  // own per call: another thread of the program may capture at the same time.
+  TensorCapture capture;
+  capture.Begin(out.records);
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const at::Tensor& t = tensors[i];
-    try {
-      digests.Add(t);
-    } catch (const c10::Error& e) {
-      ThrowIfError(InternalError("digest of " + names[i] + ": " + e.what_without_backtrace()));
-    }
-    TensorRecord& r = out.records[i];
-    r.name = names[i];
-    r.kind = *kind;
-    r.numel = t.defined() ? t.numel() : 0;
-    r.dtype = t.defined() ? DtypeName(t.scalar_type()) : "undefined";
-    r.replicated = replicated;
+    bool shared = replicated;
+    std::shared_ptr<const ReplicaGroup> group;
     if (!groups.empty() && groups[i] < 0) {
-      r.replicated = false;  // held by this rank alone (a shard), or Partial: not compared
+      shared = false;  // held by this rank alone (a shard), or Partial: not compared
     } else if (!groups.empty() && groups[i] != 0) {
       Result<std::shared_ptr<const ReplicaGroup>> g = session.ReplicaGroupById(groups[i]);
       ThrowIfError(g.status());
-      r.group = std::move(g).value();
+      group = std::move(g).value();
     }
+    ThrowIfError(capture.Add(names[i], *kind, tensors[i], shared, std::move(group)));
   }
-  ThrowIfError(digests.Run());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    out.records[i].digest = digests.digest(i);
-    out.records[i].norm = digests.norm(i);
-  }
+  ThrowIfError(capture.Finish());
   return out;
 }
 

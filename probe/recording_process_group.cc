@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 #include "probe/held_works.h"
 #include "probe/work_completion.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
-#include "harness/trace/cuda/chunk_squares.cuh"
+#include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -27,7 +27,7 @@ struct CaptureBuffer {
   uint64_t seed = 0;  // the digest's descriptor seed (DescriptorSeed of dtype, shape and bytes)
   // float32/float64 values: their chunks' sums of squares are computed too (the L2 norm, in the
   // CPU's order: sum_of_squares.h); kNone: the digest only, the norm left to the caller.
-  cuda_digest::SquaredAs squares = cuda_digest::SquaredAs::kNone;
+  SquaredAs squares = SquaredAs::kNone;
 };
 
 class CaptureDevice {
@@ -51,7 +51,7 @@ class CaptureDevice {
   // queued there afterwards may overwrite the buffers. Never blocks the host.
   virtual Status TrainingWaitsForReads(int slot) = 0;
 
-  // A landed slot's results, buffer after buffer in Queue's order, ChunkCount(nbytes) chunks each
+  // A landed slot's results, buffer after buffer in Queue's order, DigestChunkCount(nbytes) chunks each
   // (one for an empty buffer): the chunk digests, and each chunk's sum of squares at the same
   // position (0 for the chunks of buffers not summed).
   virtual Status ReadResults(int slot, std::vector<Digest128>& chunk_digests, std::vector<double>& chunk_square_sums) = 0;

@@ -36,9 +36,9 @@ Status CapturePipeline::Begin(int64_t step, const std::vector<CaptureBuffer>& bu
   p.slot = slot;
   p.chunk_counts.reserve(buffers.size());
   for (const CaptureBuffer& b : buffers) {
-    p.chunk_counts.push_back(b.nbytes == 0 ? 1 : (b.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+    p.chunk_counts.push_back(DigestChunkCount(b.nbytes));
     p.seeds.push_back(b.seed);
-    p.summed.push_back(b.squares != cuda_digest::SquaredAs::kNone);
+    p.summed.push_back(b.squares != SquaredAs::kNone);
   }
   Status queued = device_->Queue(slot, buffers);
   if (!queued.ok()) {

@@ -34,7 +34,7 @@ struct Values {
     b.nbytes = v.size() * sizeof(float);
     const int64_t shape = static_cast<int64_t>(v.size());
     b.seed = DescriptorSeed(DigestDescriptor("float32", &shape, 1, b.nbytes));
-    b.squares = cuda_digest::SquaredAs::kFloat32;
+    b.squares = SquaredAs::kFloat32;
     return b;
   }
   // What the synchronous path records for these values now.

@@ -131,9 +131,9 @@ Status SimulatedCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>&
         const size_t len = std::min(kDigestChunkBytes, b.nbytes - at);
         s.device_digests.push_back(DigestChunk(p + at, len));
         double sum = 0.0;
-        if (b.squares == cuda_digest::SquaredAs::kFloat32 && len > 0) {
+        if (b.squares == SquaredAs::kFloat32 && len > 0) {
           sum = SumOfSquares(reinterpret_cast<const float*>(p + at), len / sizeof(float));
-        } else if (b.squares == cuda_digest::SquaredAs::kFloat64 && len > 0) {
+        } else if (b.squares == SquaredAs::kFloat64 && len > 0) {
           sum = SumOfSquares(reinterpret_cast<const double*>(p + at), len / sizeof(double));
         }
         s.device_sums.push_back(sum);

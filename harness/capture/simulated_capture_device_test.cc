@@ -1,40 +1,35 @@
 // The asynchronous capture's results are the synchronous path's bits: the simulated device's
 // chunk digests and square sums, combined by CapturePipeline, against MultiTensorDigest (what
 // StepRecorder::Capture records) on the same values, digests and norms bit for bit.
+
+#include "harness/capture/capture_pipeline.h"
+#include "harness/capture/dtype_name.h"
+#include "harness/capture/multi_tensor_digest.h"
 #include "harness/capture/simulated_capture_device.h"
-
-#include <gtest/gtest.h>
-#include <torch/torch.h>
-
+#include "harness/trace/digest.h"
+#include "harness/trace/testing/norm_test_values.h"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <gtest/gtest.h>
 #include <limits>
 #include <string>
+#include <torch/torch.h>
 #include <vector>
-
-#include "harness/capture/capture_pipeline.h"
-#include "harness/trace/digest.h"
-#include "harness/trace/dtype_name.h"
-#include "harness/trace/multi_tensor_digest.h"
 
 namespace lockstep {
 namespace {
 
-uint64_t Bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using ::lockstep::testing::Bits;  // harness/trace/testing/norm_test_values.h
 
 CaptureBuffer BufferOf(const torch::Tensor& t) {
   CaptureBuffer b;
   b.data = t.const_data_ptr();
   b.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
   b.seed = DescriptorSeed(DigestDescriptor(DtypeName(t.scalar_type()), t.sizes().data(), t.sizes().size(), b.nbytes));
-  b.squares = t.scalar_type() == torch::kFloat32   ? cuda_digest::SquaredAs::kFloat32
-              : t.scalar_type() == torch::kFloat64 ? cuda_digest::SquaredAs::kFloat64
-                                                   : cuda_digest::SquaredAs::kNone;
+  b.squares = t.scalar_type() == torch::kFloat32   ? SquaredAs::kFloat32
+              : t.scalar_type() == torch::kFloat64 ? SquaredAs::kFloat64
+                                                   : SquaredAs::kNone;
   return b;
 }
 
@@ -73,7 +68,7 @@ TEST(SimulatedCaptureDeviceTest, ResultsAreTheSynchronousPathsBits) {
                                std::string(DtypeName(tensors[i].scalar_type())) + "[" +
                                std::to_string(tensors[i].numel()) + "]";
       EXPECT_EQ(c.digests[i], sync.digest(i)) << what;
-      if (buffers[i].squares == cuda_digest::SquaredAs::kNone) {
+      if (buffers[i].squares == SquaredAs::kNone) {
         EXPECT_TRUE(std::isnan(c.norms[i])) << what << ": the caller's norm";
       } else {
         EXPECT_EQ(Bits(c.norms[i]), Bits(sync.norm(i))) << what << ": " << c.norms[i] << " vs " << sync.norm(i);

@@ -1,6 +1,6 @@
 #include "harness/comm/collective_args.h"
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 namespace lockstep {
 namespace {

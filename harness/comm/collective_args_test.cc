@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 namespace lockstep {
 namespace {

@@ -4,8 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "harness/capture/dtype_name.h"
 #include "harness/comm/collective_args.h"
-#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 namespace {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/capture/dtype_name.h"
 #include "harness/comm/collective_args.h"
-#include "harness/trace/dtype_name.h"
 #include "harness/comm/mpi_communicator.h"
 #include "harness/comm/rendezvous_store.h"
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 namespace lockstep {
 

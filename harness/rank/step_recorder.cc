@@ -7,13 +7,13 @@
 #include <deque>
 #include <limits>
 
-#include "harness/trace/digest.h"
-#include "harness/trace/dtype_name.h"
-#include "harness/trace/tensor_digest.h"
 #include "harness/capture/capture_pipeline.h"
+#include "harness/capture/dtype_name.h"
+#include "harness/capture/tensor_digest.h"
+#include "harness/trace/digest.h"
 #if LOCKSTEP_HAVE_CUDA_CAPTURE
 #include "harness/capture/cuda/cuda_capture_device.h"
-#include "harness/trace/cuda/cuda_digest.h"
+#include "harness/capture/cuda/cuda_digest.h"
 #endif
 
 namespace lockstep {
@@ -114,8 +114,8 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
     buffer.data = t.const_data_ptr();
     buffer.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     buffer.seed = DescriptorSeed(DigestDescriptor(r.dtype, t.sizes().data(), t.sizes().size(), buffer.nbytes));
-    buffer.squares = t.scalar_type() == c10::ScalarType::Float ? cuda_digest::SquaredAs::kFloat32
-                                                               : cuda_digest::SquaredAs::kFloat64;
+    buffer.squares = t.scalar_type() == c10::ScalarType::Float ? SquaredAs::kFloat32
+                                                               : SquaredAs::kFloat64;
     a.buffers.push_back(buffer);
   });
   if (on_device && device >= 0 && !host_device && a.device && a.cuda_device != device) on_device = false;
@@ -193,36 +193,15 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   record.grad_norm = stats ? stats->grad_norm : std::numeric_limits<double>::quiet_NaN();
   record.lr = stats ? stats->lr : 0.0;
   record.wall_s = wall_s;
-  // First the bookkeeping, tensor by tensor (names, kinds, dtypes, into the records kept from the
-  // last step), then the bytes, all tensors in one pass (issue 38).
-  digests_.Clear();
-  size_t n = 0;
+  // The records kept from the last step are reused (issue 38): names, kinds and dtypes tensor by
+  // tensor, then the bytes of all tensors in one pass (harness/capture/tensor_capture.h).
+  capture_.Begin(record.tensors);
   Status error;
   trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
-    if (!error.ok()) return;
-    try {
-      digests_.Add(t);
-    } catch (const c10::Error& e) {
-      error = InternalError("digest of " + name + ": " + e.what_without_backtrace())
-                  .WithContext("digesting step " + std::to_string(step));
-      return;
-    }
-    if (n == record.tensors.size()) record.tensors.emplace_back();
-    TensorRecord& r = record.tensors[n++];
-    r.name.assign(name);
-    r.kind = kind;
-    r.numel = t.defined() ? t.numel() : 0;
-    r.dtype = t.defined() ? DtypeName(t.scalar_type()) : "undefined";
-    r.replicated = replicated;
-    r.group.reset();
+    if (error.ok()) error = capture_.Add(name, kind, t, replicated);
   });
-  if (!error.ok()) return error;
-  record.tensors.resize(n);
-  LOCKSTEP_RETURN_IF_ERROR(digests_.Run().WithContext("digesting step " + std::to_string(step)));
-  for (size_t i = 0; i < n; ++i) {
-    record.tensors[i].digest = digests_.digest(i);
-    record.tensors[i].norm = digests_.norm(i);
-  }
+  if (error.ok()) error = capture_.Finish();
+  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
   return Status::Ok();
 }
 

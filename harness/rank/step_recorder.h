@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "harness/capture/capture_device.h"
+#include "harness/capture/tensor_capture.h"
 #include "harness/comm/collective_listener.h"
 #include "harness/core/status.h"
-#include "harness/trace/multi_tensor_digest.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trainer/trainer.h"
 
@@ -60,7 +60,7 @@ class StepRecorder : public CollectiveListener {
 
  private:
   TraceWriter* writer_;
-  MultiTensorDigest digests_;  // its buffers and descriptor seeds serve every step
+  TensorCapture capture_;  // its buffers and descriptor seeds serve every step
   struct AsyncCapture;  // the pipeline, its device, and the records waiting for their results
   std::unique_ptr<AsyncCapture> async_;
   int64_t last_async_step_written_ = -1;

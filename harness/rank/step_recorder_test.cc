@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "harness/capture/simulated_capture_device.h"
+#include "harness/capture/tensor_digest.h"
+#include "harness/capture/testing/tensor_record_oracle.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/scenario/scenario_loader.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/trace/testing/norm_test_values.h"
 #include "harness/trace/trace_reader.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trainer/testing/thread_training.h"
@@ -24,11 +26,7 @@
 namespace lockstep {
 namespace {
 
-uint64_t Bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using ::lockstep::testing::Bits;  // harness/trace/testing/norm_test_values.h
 
 std::vector<std::filesystem::path> CleanScenarios() {
   std::vector<std::filesystem::path> files;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 namespace lockstep {
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <map>
 
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 namespace lockstep {
 namespace {

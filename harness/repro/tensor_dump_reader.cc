@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/capture/dtype_name.h"
 #include "harness/core/untrusted_input.h"
 #include "harness/rank/tensor_dump.h"
-#include "harness/trace/dtype_name.h"
 
 namespace lockstep {
 namespace {

@@ -27,11 +27,7 @@ XXH128_hash_t Hash128(const void* data, size_t nbytes) {
 
 void HashChunkRange(const unsigned char* data, size_t nbytes, size_t first, size_t last,
                     Digest128* out) {
-  for (size_t i = first; i < last; ++i) {
-    const size_t begin = i * kDigestChunkBytes;
-    const size_t len = std::min(kDigestChunkBytes, nbytes - begin);
-    out[i] = DigestChunk(data + begin, len);
-  }
+  for (size_t i = first; i < last; ++i) out[i] = DigestChunk(data + i * kDigestChunkBytes, DigestChunkLength(nbytes, i));
 }
 
 void PutLittleEndian64(uint64_t v, unsigned char* out) {
@@ -123,7 +119,7 @@ Digest128 CombineChunkDigestsWithSeed(const Digest128* chunks, size_t count, uin
 
 Digest128 DigestBytes(const void* data, size_t nbytes, std::string_view dtype, const int64_t* dims,
                       size_t ndim, int threads) {
-  const size_t nchunks = std::max<size_t>(1, (nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+  const size_t nchunks = DigestChunkCount(nbytes);
   std::vector<Digest128> chunks(nchunks);
   const auto* bytes = static_cast<const unsigned char*>(data);
   const size_t workers = std::min<size_t>(nchunks, static_cast<size_t>(std::max(threads, 1)));

@@ -19,11 +19,11 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/trace/digest_chunks.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
 
-inline constexpr size_t kDigestChunkBytes = size_t{1} << 20;
 
 // "float32[64,32]:8192"; a 0-d tensor is "float32[]:4".
 std::string DigestDescriptor(std::string_view dtype, const int64_t* dims, size_t ndim, uint64_t nbytes);
@@ -49,7 +49,7 @@ Digest128 DigestChunkInPieces(const void* data, size_t nbytes, AfterPiece after_
 Digest128 CombineChunkDigests(const std::vector<Digest128>& chunks, std::string_view descriptor);
 Digest128 CombineChunkDigests(const Digest128* chunks, size_t count, std::string_view descriptor);
 // The same in two halves, for a caller that digests the same shape every step: the seed depends
-// only on the descriptor, so it can be computed once and kept (harness/trace/multi_tensor_digest).
+// only on the descriptor, so it can be computed once and kept (harness/capture/multi_tensor_digest).
 uint64_t DescriptorSeed(std::string_view descriptor);
 Digest128 CombineChunkDigestsWithSeed(const Digest128* chunks, size_t count, uint64_t seed);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace lockstep {
 
@@ -12,6 +13,11 @@ namespace lockstep {
 // throughput rather than its latency: about 2x the speed of 8 on a chunk in cache with AVX-512
 // (docs/PERFORMANCE.md). Changing it changes the last bits of every recorded norm.
 inline constexpr size_t kSumOfSquaresLanes = 32;
+
+// What a buffer's bytes are, for its L2 norm: float32 or float64 values whose squares are summed as
+// this file defines (on the host, or on the device by harness/capture/cuda/chunk_squares.cuh), or
+// kNone: not summed so (another dtype, or a norm known otherwise). The one norm kind of a capture.
+enum class SquaredAs : uint8_t { kNone, kFloat32, kFloat64 };
 
 // Sum of squares of n values in float64: each square added to its partial sum in order, then the
 // partial sums combined pairwise ((0+1)+(2+3))+... NaN and infinity propagate as in a plain sum.

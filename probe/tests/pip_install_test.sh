@@ -42,9 +42,9 @@ fi
 step "pip install --no-build-isolation $src/probe${hide:+ (hidden: $hide)}"
 settings=(--config-settings=build-dir="$work/build")
 if command -v ccache >/dev/null 2>&1; then
-  settings+=(--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache
-             --config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache
-             --config-settings=cmake.define.CMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  settings+=(--config-settings=cmake.define.CMAKE_C_COMPILER_LAUNCHER="$src/ci/ccache-launcher.sh"
+             --config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$src/ci/ccache-launcher.sh"
+             --config-settings=cmake.define.CMAKE_CUDA_COMPILER_LAUNCHER="$src/ci/ccache-launcher.sh")
   export CCACHE_BASEDIR=$src
 fi
 # LOCKSTEP_JOBS, as for ci/build.sh, caps the package build's parallel jobs (scikit-build-core

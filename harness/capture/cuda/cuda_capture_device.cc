@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "harness/trace/cuda/on_device.h"
-#include "harness/trace/cuda/queued_chunk_kernels.h"
+#include "harness/capture/cuda/on_device.h"
+#include "harness/capture/cuda/queued_chunk_kernels.h"
 
 namespace lockstep {
 namespace {
@@ -118,7 +118,7 @@ Status CudaCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>& buff
     const auto* data = static_cast<const uint8_t*>(b.data);
     const size_t first_chunk = tasks_.size();
     cuda_digest::AppendChunkTasks(data, b.nbytes, tasks_);
-    if (b.squares != cuda_digest::SquaredAs::kNone && b.nbytes > 0) {
+    if (b.squares != SquaredAs::kNone && b.nbytes > 0) {
       const size_t value = cuda_digest::ValueBytes(b.squares);
       if (reinterpret_cast<uintptr_t>(data) % value != 0 || b.nbytes % value != 0) {
         return InvalidArgumentError("CUDA capture: a buffer of " + std::to_string(value) +

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "harness/capture/capture_device.h"
-#include "harness/trace/cuda/chunk_squares.cuh"
+#include "harness/capture/cuda/chunk_squares.cuh"
 
 namespace lockstep {
 

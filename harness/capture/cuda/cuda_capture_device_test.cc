@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "harness/capture/capture_pipeline.h"
+#include "harness/capture/cuda/cuda_digest.h"
 #include "harness/capture/cuda/testing/held_kernel.h"
-#include "harness/trace/cuda/cuda_digest.h"
 #include "harness/trace/digest.h"
 #include "harness/trace/sum_of_squares.h"
 
@@ -80,7 +80,7 @@ struct DeviceValues {
     b.nbytes = host.size();
     const int64_t shape = numel();
     b.seed = DescriptorSeed(DigestDescriptor(float64 ? "float64" : "float32", &shape, 1, b.nbytes));
-    b.squares = float64 ? cuda_digest::SquaredAs::kFloat64 : cuda_digest::SquaredAs::kFloat32;
+    b.squares = float64 ? SquaredAs::kFloat64 : SquaredAs::kFloat32;
     return b;
   }
   Digest128 CpuDigest() const {

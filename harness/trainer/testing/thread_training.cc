@@ -5,8 +5,8 @@
 #include <cmath>
 #include <mutex>
 
+#include "harness/capture/tensor_digest.h"
 #include "harness/comm/thread_communicator.h"
-#include "harness/trace/tensor_digest.h"
 
 namespace lockstep::trainer_testing {
 namespace {

@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "harness/trace/cuda/chunk_squares.cuh"
-#include "harness/trace/cuda/digest_kernel.cuh"
-#include "harness/trace/cuda/xxh3_port.cuh"
+#include "harness/capture/cuda/chunk_squares.cuh"
+#include "harness/capture/cuda/digest_kernel.cuh"
+#include "harness/capture/cuda/xxh3_port.cuh"
 #include "harness/trace/digest.h"
 #include "harness/trace/sum_of_squares.h"
 #include "harness/trace/testing/norm_test_values.h"
@@ -82,7 +82,7 @@ TEST(Xxh3PortTest, UnalignedInputs) {
 xxh3::Hash128 ChunkLikeTheKernel(const uint8_t* data, size_t nbytes, size_t c) {
   using namespace cuda_digest;
   const uint8_t* chunk = data + c * kChunkBytes;
-  const size_t len = ChunkLength(nbytes, c);
+  const size_t len = DigestChunkLength(nbytes, c);
   if (len <= xxh3::kMidSizeMax) return xxh3::HashShort128(chunk, len, 0);
   uint64_t key_words[xxh3::kBlockKeyWords];
   for (size_t t = 0; t < xxh3::kBlockKeyWords; ++t) key_words[t] = xxh3::ReadLE64(xxh3::DefaultSecret() + 8 * t);
@@ -123,7 +123,7 @@ TEST(DigestKernelLogicTest, WholeDigestMatchesDigestBytesOnOddSizes) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{17}, size_t{129}, size_t{240}, size_t{241}, size_t{1000},
                    kMiB - 1, kMiB, kMiB + 7, kMiB + 240, kMiB + 241, 5 * kMiB + 13}) {
     SCOPED_TRACE("size " + std::to_string(n));
-    const size_t chunks = cuda_digest::ChunkCount(n);
+    const size_t chunks = DigestChunkCount(n);
     std::vector<Digest128> digests(chunks);
     for (size_t c = 0; c < chunks; ++c) {
       const xxh3::Hash128 h = ChunkLikeTheKernel(bytes.data(), n, c);
@@ -136,13 +136,13 @@ TEST(DigestKernelLogicTest, WholeDigestMatchesDigestBytesOnOddSizes) {
 }
 
 TEST(DigestKernelLogicTest, ChunkCountAndLengths) {
-  EXPECT_EQ(cuda_digest::ChunkCount(0), 1u);
-  EXPECT_EQ(cuda_digest::ChunkCount(1), 1u);
-  EXPECT_EQ(cuda_digest::ChunkCount(kMiB), 1u);
-  EXPECT_EQ(cuda_digest::ChunkCount(kMiB + 1), 2u);
-  EXPECT_EQ(cuda_digest::ChunkLength(kMiB + 7, 0), kMiB);
-  EXPECT_EQ(cuda_digest::ChunkLength(kMiB + 7, 1), 7u);
-  EXPECT_EQ(cuda_digest::ChunkLength(0, 0), 0u);
+  EXPECT_EQ(DigestChunkCount(0), 1u);
+  EXPECT_EQ(DigestChunkCount(1), 1u);
+  EXPECT_EQ(DigestChunkCount(kMiB), 1u);
+  EXPECT_EQ(DigestChunkCount(kMiB + 1), 2u);
+  EXPECT_EQ(DigestChunkLength(kMiB + 7, 0), kMiB);
+  EXPECT_EQ(DigestChunkLength(kMiB + 7, 1), 7u);
+  EXPECT_EQ(DigestChunkLength(0, 0), 0u);
   EXPECT_EQ(cuda_digest::kChunkBytes, kDigestChunkBytes);
 }
 
@@ -239,14 +239,14 @@ TEST(ChunkSquaresLogicTest, TasksCoverEveryChunkOfTheMarkedBuffers) {
   const std::vector<float> values = SpreadValues<float>(n, 24);
   const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
   std::vector<cuda_digest::SquareTask> tasks;
-  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), cuda_digest::SquaredAs::kNone, tasks);
-  cuda_digest::AppendSquareTasks(bytes, 0, cuda_digest::SquaredAs::kFloat32, tasks);
+  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), SquaredAs::kNone, tasks);
+  cuda_digest::AppendSquareTasks(bytes, 0, SquaredAs::kFloat32, tasks);
   EXPECT_TRUE(tasks.empty()) << "an unmarked or empty buffer has no task";
-  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), cuda_digest::SquaredAs::kFloat32, tasks);
+  cuda_digest::AppendSquareTasks(bytes, n * sizeof(float), SquaredAs::kFloat32, tasks);
   ASSERT_EQ(tasks.size(), 4u);
   double sum = 0.0;
   for (const cuda_digest::SquareTask& task : tasks) {
-    EXPECT_EQ(task.as, cuda_digest::SquaredAs::kFloat32);
+    EXPECT_EQ(task.as, SquaredAs::kFloat32);
     sum += ChunkSquaresLikeTheKernel(reinterpret_cast<const float*>(task.data), task.count);
   }
   EXPECT_EQ(tasks.back().count, 7u);
@@ -256,7 +256,7 @@ TEST(ChunkSquaresLogicTest, TasksCoverEveryChunkOfTheMarkedBuffers) {
   EXPECT_EQ(Bits(sum), Bits(want));
 
   tasks.clear();
-  cuda_digest::AppendSquareTasks(bytes, 2 * kMiB, cuda_digest::SquaredAs::kFloat64, tasks);
+  cuda_digest::AppendSquareTasks(bytes, 2 * kMiB, SquaredAs::kFloat64, tasks);
   ASSERT_EQ(tasks.size(), 2u);
   EXPECT_EQ(tasks[0].count, kMiB / 8);
 }

@@ -1,4 +1,4 @@
-#include "harness/trace/tensor_digest.h"
+#include "harness/capture/tensor_digest.h"
 
 #include <c10/util/Exception.h>
 
@@ -11,7 +11,7 @@
 #include "harness/trace/digest.h"
 #include "harness/trace/sum_of_squares.h"
 #if LOCKSTEP_HAVE_CUDA_DIGEST
-#include "harness/trace/cuda/cuda_digest.h"
+#include "harness/capture/cuda/cuda_digest.h"
 #endif
 
 namespace lockstep {
@@ -29,39 +29,13 @@ size_t ElementsPerChunk() {
   return kDigestChunkBytes / sizeof(T);
 }
 
-// Sum of squares chunk by chunk (the digest's 1 MiB chunks), so that TensorL2Norm and the fused
-// pass of MakeTensorRecord add in the same order and give the same bits.
+// Sum of squares chunk by chunk (the digest's 1 MiB chunks): the order MultiTensorDigest adds in
+// (and the test oracle's fused pass, testing/tensor_record_oracle.cc), so the bits are the same.
 template <typename T>
 double ChunkedSumOfSquares(const T* p, size_t n) {
   double total = 0.0;
   for (size_t i = 0; i < n; i += ElementsPerChunk<T>()) total += SumOfSquares(p + i, std::min(ElementsPerChunk<T>(), n - i));
   return total;
-}
-
-// Digest and norm in one pass over memory: each chunk is hashed, then squared and summed while it
-// is still in cache (a second pass over a large tensor would read it from DRAM again).
-template <typename T>
-void FusedDigestAndNorm(const torch::Tensor& t, TensorRecord& r) {
-  const T* p = t.data_ptr<T>();
-  const size_t n = static_cast<size_t>(t.numel());
-  const size_t per_chunk = ElementsPerChunk<T>();
-  // Reused by every tensor of every step on this thread: the per-tensor cost is the hashing,
-  // not the allocator (a step of the default transformer digests 116 mostly small tensors).
-  thread_local std::vector<Digest128> chunks;
-  thread_local std::string descriptor;
-  chunks.clear();
-  double sum = 0.0;
-  for (size_t i = 0; i < n; i += per_chunk) {
-    const size_t len = std::min(per_chunk, n - i);
-    chunks.push_back(DigestChunk(p + i, len * sizeof(T)));
-    sum += SumOfSquares(p + i, len);
-  }
-  if (chunks.empty()) chunks.push_back(DigestChunk(nullptr, 0));
-  const auto sizes = t.sizes();
-  descriptor.clear();
-  AppendDigestDescriptor(r.dtype, sizes.data(), sizes.size(), n * sizeof(T), descriptor);
-  r.digest = CombineChunkDigests(chunks.data(), chunks.size(), descriptor);
-  r.norm = std::sqrt(sum);
 }
 
 }  // namespace
@@ -77,7 +51,7 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
   if (ReadableInPlace(tensor)) return DigestInPlace(tensor, threads);
 #if LOCKSTEP_HAVE_CUDA_DIGEST
   if (tensor.is_cuda()) {
-    // Hashed where it lives (harness/trace/cuda): only 16 bytes per MiB come back to the host.
+    // Hashed where it lives (harness/capture/cuda): only 16 bytes per MiB come back to the host.
     // LibTorch's default CUDA stream is the legacy default stream, so the kernel runs after what
     // the trainer queued there (work on a non-blocking side stream must be synced by its owner).
     // A view is made contiguous on the device first, as below on the host.
@@ -85,7 +59,7 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
     torch::Tensor t = tensor.detach().resolve_conj().resolve_neg().contiguous();
     const size_t nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     Result<std::vector<Digest128>> chunks = DigestDeviceChunks(
-        {DeviceBuffer{t.const_data_ptr(), nbytes, cuda_digest::SquaredAs::kNone, /*known_device_memory=*/true}},
+        {DeviceBuffer{t.const_data_ptr(), nbytes, SquaredAs::kNone, /*known_device_memory=*/true}},
         t.get_device(), /*stream=*/nullptr);
     TORCH_CHECK(chunks.ok(), chunks.status().ToString());
     const auto sizes = t.sizes();
@@ -113,12 +87,12 @@ double TensorL2Norm(const torch::Tensor& tensor) {
 #if LOCKSTEP_HAVE_CUDA_DIGEST
   if (tensor.is_cuda() &&
       (tensor.scalar_type() == c10::ScalarType::Float || tensor.scalar_type() == c10::ScalarType::Double)) {
-    // Summed on the device in the order above (harness/trace/cuda/chunk_squares.cuh): the same bits
+    // Summed on the device in the order above (harness/capture/cuda/chunk_squares.cuh): the same bits
     // as the CPU copy's norm, and as MultiTensorDigest's batch.
     torch::Tensor t = tensor.detach().resolve_neg().contiguous();
     const bool f64 = t.scalar_type() == c10::ScalarType::Double;
     const DeviceBuffer buffer{t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
-                              f64 ? cuda_digest::SquaredAs::kFloat64 : cuda_digest::SquaredAs::kFloat32,
+                              f64 ? SquaredAs::kFloat64 : SquaredAs::kFloat32,
                               /*known_device_memory=*/true};
     Result<std::vector<double>> sums = SquareSumDeviceChunks(buffer, t.get_device(), /*stream=*/nullptr);
     TORCH_CHECK(sums.ok(), sums.status().ToString());
@@ -136,31 +110,6 @@ torch::Tensor L2NormTensor(const torch::Tensor& tensor) {
   if (!t.is_floating_point() && !t.is_complex()) t = t.to(torch::kDouble);
   return torch::linalg_vector_norm(t, 2, c10::nullopt, false,
                                    t.is_complex() ? c10::optional<c10::ScalarType>() : c10::ScalarType::Double);
-}
-
-Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, const torch::Tensor& tensor,
-                                      bool replicated, int threads) {
-  try {
-    TensorRecord r;
-    r.name = name;
-    r.kind = kind;
-    r.numel = tensor.defined() ? tensor.numel() : 0;
-    r.dtype = tensor.defined() ? DtypeName(tensor.scalar_type()) : "undefined";
-    r.replicated = replicated;
-    // The trainer's state (float parameters, gradients, optimizer state): one pass, no LibTorch op.
-    const bool fused = threads <= 1 && tensor.defined() && ReadableInPlace(tensor);
-    if (fused && tensor.scalar_type() == c10::ScalarType::Float) {
-      FusedDigestAndNorm<float>(tensor, r);
-    } else if (fused && tensor.scalar_type() == c10::ScalarType::Double) {
-      FusedDigestAndNorm<double>(tensor, r);
-    } else {
-      r.digest = DigestTensor(tensor, threads);
-      r.norm = TensorL2Norm(tensor);
-    }
-    return r;
-  } catch (const c10::Error& e) {
-    return InternalError("digest of " + name + ": " + e.what_without_backtrace());
-  }
 }
 
 }  // namespace lockstep

@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "harness/capture/dtype_name.h"
 #include "harness/core/status.h"
-#include "harness/trace/dtype_name.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -18,9 +18,9 @@ namespace lockstep {
 // The digest of the tensor's values in row-major order, over a contiguous CPU copy when the
 // tensor is not already one (views, transposes and device tensors digest like their contiguous
 // CPU equal). CUDA tensors are hashed on the device when the build has the CUDA digest
-// (harness/trace/cuda), with the same result. An undefined tensor digests as zero bytes of dtype
+// (harness/capture/cuda), with the same result. An undefined tensor digests as zero bytes of dtype
 // "undefined". Throws c10::Error only where LibTorch does (a failing device copy) or the CUDA
-// digest fails; MakeTensorRecord converts that to a Status.
+// digest fails; MultiTensorDigest's callers convert that to a Status.
 Digest128 DigestTensor(const torch::Tensor& tensor, int threads = 1);
 
 // Whether the tensor's bytes can be read where they are: on the CPU, dense, contiguous, without a
@@ -45,9 +45,5 @@ double TensorL2Norm(const torch::Tensor& tensor);
 // a 0-d tensor on the tensor's device, not yet read: a caller reads the norms of many device
 // tensors with one copy (MultiTensorDigest). `tensor` is defined and not empty.
 torch::Tensor L2NormTensor(const torch::Tensor& tensor);
-
-// name, kind, digest, numel, dtype and norm of one tensor, ready for StepRecord::tensors.
-Result<TensorRecord> MakeTensorRecord(const std::string& name, TensorKind kind, const torch::Tensor& tensor,
-                                      bool replicated = true, int threads = 1);
 
 }  // namespace lockstep

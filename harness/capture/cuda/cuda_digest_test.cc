@@ -1,7 +1,7 @@
 // The CUDA digest on a real device against the CPU digest, on random buffers of odd sizes, from
 // aligned and misaligned device pointers. Skips, saying why, on a machine without a GPU
 // (digest_kernel_test.cc covers the kernel's logic on the CPU there).
-#include "harness/trace/cuda/cuda_digest.h"
+#include "harness/capture/cuda/cuda_digest.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -146,7 +146,7 @@ std::vector<T> SpreadValues(size_t n, uint32_t seed) {
 // bit for bit, with the digests of the same launch still right, for float32 and float64 buffers
 // beside an unmarked one, and through SquareSumDeviceChunks alone.
 template <typename T>
-void ExpectDeviceSquareSumsLikeTheCpu(cuda_digest::SquaredAs as, uint32_t seed) {
+void ExpectDeviceSquareSumsLikeTheCpu(SquaredAs as, uint32_t seed) {
   const size_t per_chunk = kMiB / sizeof(T);
   const std::vector<size_t> counts = {1, 31, 33, 1000, per_chunk, 3 * per_chunk + 5};
   size_t total = 0;
@@ -191,8 +191,8 @@ void ExpectDeviceSquareSumsLikeTheCpu(cuda_digest::SquaredAs as, uint32_t seed) 
 }
 
 TEST_F(CudaDigestTest, SquareSumsAreTheCpuDefinitionBitForBit) {
-  ExpectDeviceSquareSumsLikeTheCpu<float>(cuda_digest::SquaredAs::kFloat32, 31);
-  ExpectDeviceSquareSumsLikeTheCpu<double>(cuda_digest::SquaredAs::kFloat64, 32);
+  ExpectDeviceSquareSumsLikeTheCpu<float>(SquaredAs::kFloat32, 31);
+  ExpectDeviceSquareSumsLikeTheCpu<double>(SquaredAs::kFloat64, 32);
 }
 
 TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {
@@ -201,7 +201,7 @@ TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {
   const auto* base = static_cast<const uint8_t*>(device.ptr);
   std::vector<double> sums;
   Result<std::vector<Digest128>> misaligned = DigestDeviceChunks(
-      {lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr, &sums);
+      {lockstep::DeviceBuffer{base + 4, 800, SquaredAs::kFloat64}}, Device(), nullptr, &sums);
   ASSERT_FALSE(misaligned.ok());
   EXPECT_EQ(misaligned.status().code(), StatusCode::kInvalidArgument) << misaligned.status().ToString();
   Result<std::vector<double>> unmarked = SquareSumDeviceChunks(lockstep::DeviceBuffer{base, 800}, Device(), nullptr);
@@ -209,7 +209,7 @@ TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {
   EXPECT_EQ(unmarked.status().code(), StatusCode::kInvalidArgument);
   // Without the sums asked for, the same misaligned buffer is only digested.
   EXPECT_TRUE(
-      DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, cuda_digest::SquaredAs::kFloat64}}, Device(), nullptr)
+      DigestDeviceChunks({lockstep::DeviceBuffer{base + 4, 800, SquaredAs::kFloat64}}, Device(), nullptr)
           .ok());
 }
 

@@ -1,4 +1,4 @@
-#include "harness/trace/dtype_name.h"
+#include "harness/capture/dtype_name.h"
 
 #include <cctype>
 

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "harness/capture/cuda/chunk_squares.cuh"
 #include "harness/core/status.h"
-#include "harness/trace/cuda/chunk_squares.cuh"
 
 namespace lockstep {
 

@@ -1,9 +1,9 @@
 // The CUDA digest: a kernel for level 1 (one thread block per 1 MiB chunk; the split is described
 // in digest_kernel.cuh), one for the norms' sums of squares (one warp per chunk, chunk_squares.cuh),
 // and the host API of cuda_digest.h around them.
-#include "harness/trace/cuda/cuda_digest.h"
-#include "harness/trace/cuda/on_device.h"
-#include "harness/trace/cuda/queued_chunk_kernels.h"
+#include "harness/capture/cuda/cuda_digest.h"
+#include "harness/capture/cuda/on_device.h"
+#include "harness/capture/cuda/queued_chunk_kernels.h"
 
 #include <cuda_runtime.h>
 
@@ -12,15 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/trace/cuda/chunk_squares.cuh"
-#include "harness/trace/cuda/digest_kernel.cuh"
+#include "harness/capture/cuda/chunk_squares.cuh"
+#include "harness/capture/cuda/digest_kernel.cuh"
 #include "harness/trace/digest.h"
 
 namespace lockstep {
 namespace cuda_digest {
 namespace {
 
-static_assert(kChunkBytes == kDigestChunkBytes, "the kernel's chunk size is the digest's");
 
 // 16-byte loads through the read-only path: a block's 16 loads per thread are independent, so
 // they are all in flight at once. Needs a 16-byte aligned chunk start.
@@ -106,7 +105,7 @@ __global__ void __launch_bounds__(kThreadsPerChunk) ChunkDigestKernel(const uint
                                                                       uint64_t* out) {
   __shared__ BlockShared sh;
   const size_t c = blockIdx.x;
-  ChunkInBlock<kAligned>(data + c * kChunkBytes, ChunkLength(nbytes, c), sh, out + 2 * c);
+  ChunkInBlock<kAligned>(data + c * kChunkBytes, DigestChunkLength(nbytes, c), sh, out + 2 * c);
 }
 
 // Many buffers in one launch: block b digests tasks[b] into out[2*b], out[2*b+1]. A task's start
@@ -213,7 +212,7 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
   using cuda_digest::CudaStatus;
   const auto* data = static_cast<const uint8_t*>(device_ptr);
   LOCKSTEP_RETURN_IF_ERROR(cuda_digest::CheckDevicePointer(data, nbytes));
-  const size_t chunks = cuda_digest::ChunkCount(nbytes);
+  const size_t chunks = DigestChunkCount(nbytes);
   if (chunks > 0x7fffffffULL) return InvalidArgumentError("CUDA digest: buffer too large for one grid");
 
   cuda_digest::Scratch scratch(stream);
@@ -354,7 +353,7 @@ Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer
 }
 
 Result<std::vector<double>> SquareSumDeviceChunks(const DeviceBuffer& buffer, int device, cudaStream_t stream) {
-  if (buffer.squares == cuda_digest::SquaredAs::kNone) {
+  if (buffer.squares == SquaredAs::kNone) {
     return InvalidArgumentError("CUDA digest: SquareSumDeviceChunks of a buffer not marked float32 or float64");
   }
   std::vector<double> sums;

@@ -1,4 +1,4 @@
-#include "harness/trace/multi_tensor_digest.h"
+#include "harness/capture/multi_tensor_digest.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,17 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/capture/tensor_digest.h"
 #include "harness/trace/digest.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/trace/testing/norm_test_values.h"
 
 namespace lockstep {
 namespace {
 
-uint64_t Bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+using ::lockstep::testing::Bits;  // harness/trace/testing/norm_test_values.h
 
 // Digests `tensors` as one list with `m` and checks each against the per-tensor path, bit for bit
 // (norms too: NaN payloads and the sign of zero included).

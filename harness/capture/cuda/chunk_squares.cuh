@@ -17,15 +17,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/trace/cuda/digest_kernel.cuh"
+#include "harness/capture/cuda/digest_kernel.cuh"
+#include "harness/trace/sum_of_squares.h"
 
 namespace lockstep {
 namespace cuda_digest {
 
 constexpr int kSquareLanes = 32;  // == kSumOfSquaresLanes (sum_of_squares.h); one warp
 
-// What a buffer's bytes are, for its norm: not summed, or float32 / float64 values.
-enum class SquaredAs : uint8_t { kNone, kFloat32, kFloat64 };
+using ::lockstep::SquaredAs;  // sum_of_squares.h
 
 LOCKSTEP_HD size_t ValueBytes(SquaredAs as) { return as == SquaredAs::kFloat64 ? 8 : 4; }
 
@@ -91,9 +91,9 @@ struct SquareTask {
 // buffer: its norm is 0), the chunks being the digest's (kChunkBytes each).
 inline void AppendSquareTasks(const uint8_t* data, size_t nbytes, SquaredAs as, std::vector<SquareTask>& tasks) {
   if (as == SquaredAs::kNone || nbytes == 0) return;
-  for (size_t c = 0; c < ChunkCount(nbytes); ++c) {
+  for (size_t c = 0; c < DigestChunkCount(nbytes); ++c) {
     tasks.push_back(
-        SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(ChunkLength(nbytes, c) / ValueBytes(as)), as});
+        SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(DigestChunkLength(nbytes, c) / ValueBytes(as)), as});
   }
 }
 

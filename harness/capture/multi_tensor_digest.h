@@ -14,7 +14,7 @@
 // dtypes other than float32/float64, come from TensorL2Norm in Add(), so that they are the same
 // bits as the per-tensor path's (LibTorch's own reduction there).
 //
-// CUDA tensors, where the build has the CUDA digest (harness/trace/cuda), stay on the device: Run()
+// CUDA tensors, where the build has the CUDA digest (harness/capture/cuda), stay on the device: Run()
 // digests all of them in one kernel launch per device and sums the squares of all the float32 and
 // float64 ones in one more (DigestDeviceChunks), and reads everything back with one copy per
 // device, instead of a launch, a copy and a synchronization per tensor and per norm. The norms of
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "harness/core/status.h"
+#include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -54,12 +55,10 @@ class MultiTensorDigest {
   double norm(size_t i) const { return entries_[i].norm; }
 
  private:
-  // What Run() does with an entry's bytes besides hashing them.
-  enum class Norm : uint8_t {
-    kFloat32,
-    kFloat64,
-    kKnown,   // set in Add
-    kDone,    // digest too
+  // Where Run() reads an entry's bytes.
+  enum class Where : uint8_t {
+    kHost,    // hashed in Run's host loop
+    kDone,    // digest and norm set in Add (an undefined tensor, or another device's)
     kDevice,  // a CUDA tensor: digest and norm in Run's device batch
   };
 
@@ -67,14 +66,14 @@ class MultiTensorDigest {
     const unsigned char* data = nullptr;
     size_t nbytes = 0;
     uint64_t seed = 0;  // DescriptorSeed of the tensor's dtype, shape and byte count
-    Norm norm_kind = Norm::kDone;
+    Where where = Where::kDone;
+    // float32/float64 values: the squares are summed where the bytes are hashed (sum_of_squares.h);
+    // kNone: the norm is set in Add, or queued on the device (device_norm).
+    SquaredAs squares = SquaredAs::kNone;
     Digest128 digest;
     double norm = 0.0;
     int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: none)
     int device = -1;           // kDevice: the CUDA device's index
-    // kDevice float32/float64: a cuda_digest::SquaredAs, the squares summed in Run's batch (the
-    // same layout in every build: this header does not depend on CUDA).
-    uint8_t squares = 0;
   };
 
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.

@@ -1,4 +1,4 @@
-// DigestTensor on CUDA tensors (hashed on the device, harness/trace/cuda) against the digest of
+// DigestTensor on CUDA tensors (hashed on the device, harness/capture/cuda) against the digest of
 // their CPU copies. Needs a LibTorch built with CUDA and a GPU (ci/gpu-checks.sh builds against
 // the pip wheel's); skips with the reason otherwise.
 #include <gtest/gtest.h>
@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/trace/multi_tensor_digest.h"
-#include "harness/trace/tensor_digest.h"
+#include "harness/capture/multi_tensor_digest.h"
+#include "harness/capture/tensor_digest.h"
+#include "harness/capture/testing/tensor_record_oracle.h"
 
 namespace lockstep {
 namespace {

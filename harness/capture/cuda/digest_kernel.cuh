@@ -17,21 +17,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/trace/cuda/xxh3_port.cuh"
+#include "harness/capture/cuda/xxh3_port.cuh"
+#include "harness/trace/digest_chunks.h"
 
 namespace lockstep {
 namespace cuda_digest {
 
-constexpr size_t kChunkBytes = size_t{1} << 20;  // == kDigestChunkBytes (digest.h)
+constexpr size_t kChunkBytes = kDigestChunkBytes;  // harness/trace/digest_chunks.h
 constexpr int kThreadsPerChunk = 256;
 constexpr int kBlocksPerRound = kThreadsPerChunk / 4;
 
-LOCKSTEP_HD size_t ChunkCount(size_t nbytes) { return nbytes == 0 ? 1 : (nbytes + kChunkBytes - 1) / kChunkBytes; }
-
-LOCKSTEP_HD size_t ChunkLength(size_t nbytes, size_t chunk) {
-  const size_t begin = chunk * kChunkBytes;
-  return nbytes - begin < kChunkBytes ? nbytes - begin : kChunkBytes;
-}
 
 LOCKSTEP_HD size_t RoundCount(size_t full_blocks) {
   return (full_blocks + kBlocksPerRound - 1) / kBlocksPerRound;
@@ -80,12 +75,12 @@ struct ChunkTask {
   uint64_t len;         // at most kChunkBytes; 0 only for an empty buffer's one chunk
 };
 
-// Appends the ChunkCount(nbytes) tasks of one buffer (one task of length 0 for an empty one, as
+// Appends the DigestChunkCount(nbytes) tasks of one buffer (one task of length 0 for an empty one, as
 // the digest has at least one chunk).
 inline void AppendChunkTasks(const uint8_t* data, size_t nbytes, std::vector<ChunkTask>& tasks) {
-  const size_t count = ChunkCount(nbytes);
+  const size_t count = DigestChunkCount(nbytes);
   for (size_t c = 0; c < count; ++c) {
-    tasks.push_back(ChunkTask{nbytes == 0 ? data : data + c * kChunkBytes, static_cast<uint64_t>(ChunkLength(nbytes, c))});
+    tasks.push_back(ChunkTask{nbytes == 0 ? data : data + c * kChunkBytes, static_cast<uint64_t>(DigestChunkLength(nbytes, c))});
   }
 }
 

@@ -1,17 +1,26 @@
-#include "harness/trace/multi_tensor_digest.h"
+#include "harness/capture/multi_tensor_digest.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "harness/capture/dtype_name.h"
+#include "harness/capture/tensor_digest.h"
 #include "harness/trace/digest.h"
-#include "harness/trace/dtype_name.h"
 #include "harness/trace/sum_of_squares.h"
-#include "harness/trace/tensor_digest.h"
 #if LOCKSTEP_HAVE_CUDA_DIGEST
-#include "harness/trace/cuda/cuda_digest.h"
+#include "harness/capture/cuda/cuda_digest.h"
 #endif
 
 namespace lockstep {
+namespace {
+
+SquaredAs SquaredAsOf(c10::ScalarType dtype) {
+  if (dtype == c10::ScalarType::Float) return SquaredAs::kFloat32;
+  if (dtype == c10::ScalarType::Double) return SquaredAs::kFloat64;
+  return SquaredAs::kNone;
+}
+
+}  // namespace
 
 void MultiTensorDigest::Clear() {
   entries_.clear();
@@ -45,17 +54,13 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens exactly).
     const bool in_place = ValuesInPlace(tensor);
     const torch::Tensor t = in_place ? tensor : tensor.detach().resolve_conj().resolve_neg().contiguous();
-    e.norm_kind = Norm::kDevice;
+    e.where = Where::kDevice;
     e.device = t.get_device();
     e.data = static_cast<const unsigned char*>(t.const_data_ptr());
     e.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     e.seed = SeedFor(i, t.scalar_type(), t.sizes(), e.nbytes);
-    if (t.scalar_type() == c10::ScalarType::Float) {
-      // Summed in Run's batch, as TensorL2Norm sums it on the device.
-      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat32);
-    } else if (t.scalar_type() == c10::ScalarType::Double) {
-      e.squares = static_cast<uint8_t>(cuda_digest::SquaredAs::kFloat64);
-    } else if (t.numel() > 0) {
+    e.squares = SquaredAsOf(t.scalar_type());  // summed in Run's batch, as TensorL2Norm sums it there
+    if (e.squares == SquaredAs::kNone && t.numel() > 0) {
       device_norms_.push_back(L2NormTensor(tensor).to(torch::kDouble));
       e.device_norm = static_cast<int64_t>(device_norms_.size()) - 1;
     }
@@ -66,7 +71,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
 #endif
   if (!tensor.defined() || !tensor.device().is_cpu()) {
     // Undefined, or on a device: the per-tensor path as it is (on CUDA, the device digest).
-    e.norm_kind = Norm::kDone;
+    e.where = Where::kDone;
     e.digest = DigestTensor(tensor);
     e.norm = TensorL2Norm(tensor);
     entries_.push_back(e);
@@ -78,16 +83,12 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // them; the norm as TensorL2Norm computes it for such a tensor (LibTorch's reduction).
     copies_.push_back(tensor.detach().resolve_conj().resolve_neg().contiguous());
     t = &copies_.back();
-    e.norm_kind = Norm::kKnown;
     e.norm = TensorL2Norm(tensor);
-  } else if (tensor.scalar_type() == c10::ScalarType::Float) {
-    e.norm_kind = Norm::kFloat32;
-  } else if (tensor.scalar_type() == c10::ScalarType::Double) {
-    e.norm_kind = Norm::kFloat64;
   } else {
-    e.norm_kind = Norm::kKnown;
-    e.norm = TensorL2Norm(tensor);
+    e.squares = SquaredAsOf(tensor.scalar_type());  // float32/float64: summed in Run's pass
+    if (e.squares == SquaredAs::kNone) e.norm = TensorL2Norm(tensor);
   }
+  e.where = Where::kHost;
   // const_data_ptr: a read, which must not materialize a copy-on-write storage.
   e.data = static_cast<const unsigned char*>(t->const_data_ptr());
   e.nbytes = static_cast<size_t>(t->numel()) * t->element_size();
@@ -121,9 +122,9 @@ inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, bool s
 
 Status MultiTensorDigest::Run() {
   for (Entry& e : entries_) {
-    if (e.norm_kind == Norm::kDone || e.norm_kind == Norm::kDevice) continue;
-    const bool summed = e.norm_kind == Norm::kFloat32 || e.norm_kind == Norm::kFloat64;
-    const bool float32 = e.norm_kind == Norm::kFloat32;
+    if (e.where != Where::kHost) continue;
+    const bool summed = e.squares != SquaredAs::kNone;
+    const bool float32 = e.squares == SquaredAs::kFloat32;
     double sum = 0.0;
     if (e.nbytes <= kDigestChunkBytes) {
       // One chunk (most tensors of a step).
@@ -131,9 +132,9 @@ Status MultiTensorDigest::Run() {
       e.digest = CombineChunkDigestsWithSeed(&chunk, 1, e.seed);
     } else {
       chunks_.clear();
-      for (size_t begin = 0; begin < e.nbytes; begin += kDigestChunkBytes) {
-        const size_t len = std::min(kDigestChunkBytes, e.nbytes - begin);
-        chunks_.push_back(DigestAndSumChunk(e.data + begin, len, summed, float32, sum));
+      for (size_t c = 0; c < DigestChunkCount(e.nbytes); ++c) {
+        chunks_.push_back(
+            DigestAndSumChunk(e.data + c * kDigestChunkBytes, DigestChunkLength(e.nbytes, c), summed, float32, sum));
       }
       e.digest = CombineChunkDigestsWithSeed(chunks_.data(), chunks_.size(), e.seed);
     }
@@ -147,7 +148,7 @@ Status MultiTensorDigest::RunOnDevice() {
   // One batch per device (a process may hold tensors on several: model or pipeline parallelism).
   std::vector<int> devices;
   for (const Entry& e : entries_) {
-    if (e.norm_kind == Norm::kDevice && std::find(devices.begin(), devices.end(), e.device) == devices.end()) {
+    if (e.where == Where::kDevice && std::find(devices.begin(), devices.end(), e.device) == devices.end()) {
       devices.push_back(e.device);
     }
   }
@@ -157,9 +158,9 @@ Status MultiTensorDigest::RunOnDevice() {
     buffers.clear();
     norms.clear();
     for (const Entry& e : entries_) {
-      if (e.norm_kind != Norm::kDevice || e.device != device) continue;
+      if (e.where != Where::kDevice || e.device != device) continue;
       buffers.push_back(
-          DeviceBuffer{e.data, e.nbytes, static_cast<cuda_digest::SquaredAs>(e.squares), /*known_device_memory=*/true});
+          DeviceBuffer{e.data, e.nbytes, e.squares, /*known_device_memory=*/true});
       if (e.device_norm >= 0) norms.push_back(device_norms_[static_cast<size_t>(e.device_norm)]);
     }
     // On the device's legacy default stream, as DigestTensor: after what the trainer queued there.
@@ -177,12 +178,11 @@ Status MultiTensorDigest::RunOnDevice() {
     size_t at = 0;
     size_t norm_at = 0;
     for (Entry& e : entries_) {
-      if (e.norm_kind != Norm::kDevice || e.device != device) continue;
-      // The digest's chunk count: at least one (digest.h).
-      const size_t count = std::max<size_t>(1, (e.nbytes + kDigestChunkBytes - 1) / kDigestChunkBytes);
+      if (e.where != Where::kDevice || e.device != device) continue;
+      const size_t count = DigestChunkCount(e.nbytes);
       if (at + count > chunks->size()) return InternalError("CUDA digest: fewer chunk digests than chunks");
       e.digest = CombineChunkDigestsWithSeed(chunks->data() + at, count, e.seed);
-      if (static_cast<cuda_digest::SquaredAs>(e.squares) != cuda_digest::SquaredAs::kNone) {
+      if (e.squares != SquaredAs::kNone) {
         // The chunks' sums in order, as TensorL2Norm adds them (an empty tensor's norm is 0).
         double sum = 0.0;
         for (size_t c = 0; c < count; ++c) sum += square_sums_[at + c];

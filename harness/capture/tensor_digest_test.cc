@@ -1,10 +1,11 @@
-#include "harness/trace/tensor_digest.h"
+#include "harness/capture/tensor_digest.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
+#include "harness/capture/testing/tensor_record_oracle.h"
 #include "harness/trace/digest.h"
 
 namespace lockstep {

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/capture/cuda/chunk_squares.cuh"
 #include "harness/core/status.h"
-#include "harness/trace/cuda/chunk_squares.cuh"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -30,7 +30,7 @@ struct DeviceBuffer {
   size_t nbytes = 0;
   // float32 or float64 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
   // norm's order (chunk_squares.cuh); `data` must then be aligned to the value's size.
-  cuda_digest::SquaredAs squares = cuda_digest::SquaredAs::kNone;
+  SquaredAs squares = SquaredAs::kNone;
   // The caller knows `data` is memory of the device named in the call (a CUDA tensor's, from
   // LibTorch): DigestDeviceChunks then skips its cudaPointerGetAttributes check, a driver call per
   // buffer per step on the capture's path. False: checked, and a host pointer is refused.
@@ -40,7 +40,7 @@ struct DeviceBuffer {
 // Level 1 of the digests of many buffers in one kernel launch (one thread block per chunk of every
 // buffer), one copy of the task table to the device and one of the results back: what
 // MultiTensorDigest uses for a step's CUDA tensors, instead of a launch, a copy and a
-// synchronization per tensor. Returns the chunk digests, buffer after buffer, ChunkCount(nbytes)
+// synchronization per tensor. Returns the chunk digests, buffer after buffer, DigestChunkCount(nbytes)
 // of them per buffer (one for an empty buffer), in chunk order: level 2 (CombineChunkDigests, or
 // CombineChunkDigestsWithSeed with the buffer's descriptor seed) turns each buffer's run into its
 // digest, bit-identical to DigestDeviceBuffer's. Every buffer must be on CUDA device `device`;
