@@ -7,6 +7,16 @@
 
 namespace lockstep {
 
+void DescribeTensor(std::string_view name, TensorKind kind, const torch::Tensor& tensor, bool replicated,
+                    std::shared_ptr<const ReplicaGroup> group, TensorRecord& r) {
+  r.name.assign(name.data(), name.size());
+  r.kind = kind;
+  r.numel = tensor.defined() ? tensor.numel() : 0;
+  r.dtype = tensor.defined() ? DtypeName(tensor.scalar_type()) : "undefined";
+  r.replicated = replicated;
+  r.group = std::move(group);
+}
+
 void TensorCapture::Begin(std::vector<TensorRecord>& records) {
   records_ = &records;
   size_ = 0;
@@ -22,13 +32,7 @@ Status TensorCapture::Add(std::string_view name, TensorKind kind, const torch::T
   }
   std::vector<TensorRecord>& records = *records_;
   if (size_ == records.size()) records.emplace_back();
-  TensorRecord& r = records[size_++];
-  r.name.assign(name.data(), name.size());
-  r.kind = kind;
-  r.numel = tensor.defined() ? tensor.numel() : 0;
-  r.dtype = tensor.defined() ? DtypeName(tensor.scalar_type()) : "undefined";
-  r.replicated = replicated;
-  r.group = std::move(group);
+  DescribeTensor(name, kind, tensor, replicated, std::move(group), records[size_++]);
   return Status::Ok();
 }
 

@@ -18,6 +18,13 @@
 
 namespace lockstep {
 
+// Writes into `r` what a record says of `tensor` besides its digest and norm: name, kind, element
+// count, dtype ("undefined" for an undefined tensor), replicated and group. Every capture path
+// fills records with it (TensorCapture, and lockstep-rank's asynchronous capture, whose digests
+// land later).
+void DescribeTensor(std::string_view name, TensorKind kind, const torch::Tensor& tensor, bool replicated,
+                    std::shared_ptr<const ReplicaGroup> group, TensorRecord& r);
+
 class TensorCapture {
  public:
   // Starts a list whose records are written into `records`, reusing what it holds (the names'

@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "harness/capture/capture_pipeline.h"
-#include "harness/capture/dtype_name.h"
 #include "harness/capture/tensor_digest.h"
 #include "harness/trace/digest.h"
 #if LOCKSTEP_HAVE_CUDA_CAPTURE
@@ -96,11 +95,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
   int device = -1;
   trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
     TensorRecord& r = record.tensors.emplace_back();
-    r.name = name;
-    r.kind = kind;
-    r.numel = t.defined() ? t.numel() : 0;
-    r.dtype = t.defined() ? DtypeName(t.scalar_type()) : "undefined";
-    r.replicated = replicated;
+    DescribeTensor(name, kind, t, replicated, nullptr, r);
     a.tensors.push_back(t);
     if (!on_device) return;
     const bool summed = t.defined() && (t.scalar_type() == c10::ScalarType::Float || t.scalar_type() == c10::ScalarType::Double);

@@ -23,7 +23,8 @@
 namespace lockstep {
 namespace cuda_digest {
 
-constexpr int kSquareLanes = 32;  // == kSumOfSquaresLanes (sum_of_squares.h); one warp
+constexpr int kSquareLanes = static_cast<int>(kSumOfSquaresLanes);  // one warp
+static_assert(kSquareLanes == 32, "one partial sum per lane of a warp");
 
 using ::lockstep::SquaredAs;  // sum_of_squares.h
 

@@ -27,7 +27,6 @@ constexpr size_t kChunkBytes = kDigestChunkBytes;  // harness/trace/digest_chunk
 constexpr int kThreadsPerChunk = 256;
 constexpr int kBlocksPerRound = kThreadsPerChunk / 4;
 
-
 LOCKSTEP_HD size_t RoundCount(size_t full_blocks) {
   return (full_blocks + kBlocksPerRound - 1) / kBlocksPerRound;
 }
