@@ -19,6 +19,8 @@
 // bytes_over_read: bytes_us / read_us, paired the same way: the capture's hashing and summing of
 // the same bytes alone (SteppedRank::TimeYardsticks), the floor under capture_over_read for
 // today's digest and norm definitions, before bookkeeping and the record's write.
+// visit_us (1 rank, CPU): the checked trainer's VisitState alone, right after its capture (so
+// warmer than inside it): the trainer's share of capture_us, which no capture can avoid.
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
 //                  on CUDA, the communicator staged through host memory as gloo's is; each step
@@ -234,6 +236,18 @@ class SteppedRank {
     return y;
   }
 
+  // The trainer's own enumeration of its state, timed alone on this (checked) trainer right after
+  // its capture: VisitState with a visitor that keeps each tensor's data pointer, as the
+  // yardsticks list their regions. The part of capture_us the capture cannot do without.
+  double TimeVisit() {
+    visited_.clear();
+    auto t0 = Clock::now();
+    trainer_->VisitState([&](const std::string&, TensorKind, const torch::Tensor& t, bool) {
+      visited_.push_back(t.defined() ? t.const_data_ptr() : nullptr);
+    });
+    return Since(t0);
+  }
+
  private:
   SteppedRank(const Scenario& scenario, Mode mode, torch::Device device)
       : scenario_(scenario), mode_(mode), device_(device) {}
@@ -290,6 +304,7 @@ class SteppedRank {
     torch::ScalarType dtype;
   };
   std::vector<Region> regions_;  // TimeYardsticks' list, reused
+  std::vector<const void*> visited_;  // TimeVisit's, reused
 };
 
 // A scratch folder for the traces of one benchmark, removed with it.
@@ -314,6 +329,7 @@ struct Samples {
   std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
   std::vector<double> read;     // one read of the captured bytes (the plain trainer's state)
   std::vector<double> bytes;    // the capture's work on those bytes alone (hash and squares)
+  std::vector<double> visit;    // the checked trainer's VisitState alone (SteppedRank::TimeVisit)
 };
 
 // Median of the per-iteration differences: each checked step is compared with the plain step
@@ -361,6 +377,7 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     state.counters["bytes_us"] = bench::Median(s.bytes) * 1e6;
     state.counters["bytes_over_read"] = bench::Median(floor);
   }
+  if (!s.visit.empty()) state.counters["visit_us"] = bench::Median(s.visit) * 1e6;
 }
 
 void AddYardsticks(const SteppedRank::Yardsticks& y, Samples& s) {
@@ -434,6 +451,7 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     s.capture.push_back((*checked)->capture_seconds());
     s.write.push_back((*checked)->write_seconds());
+    s.visit.push_back((*checked)->TimeVisit());
     state.SetIterationTime(s.plain.back() + s.checks.back());
   }
   ProfileBoth(state, std::string("cpu-") + ConfigName(config), **plain, **checked, false);

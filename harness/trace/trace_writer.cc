@@ -151,26 +151,65 @@ TraceWriter::~TraceWriter() = default;
 
 namespace {
 
-// Whether `step` lists the same tensors, in the same order, as the last `tensors` record.
-bool SameLayout(const std::vector<TensorRecord>& layout, const std::vector<TensorRecord>& tensors) {
-  if (layout.size() != tensors.size()) return false;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const TensorRecord& a = layout[i];
-    const TensorRecord& b = tensors[i];
-    if (a.kind != b.kind || a.numel != b.numel || a.replicated != b.replicated || a.name != b.name ||
-        a.dtype != b.dtype || !SameReplicaGroup(a.group, b.group)) {
+// The fixed part of one tensor in a flat layout (TraceWriter::layout_); its name and dtype follow.
+struct LayoutHead {
+  int64_t numel;
+  uint32_t name_size;
+  uint32_t dtype_size;
+  uint32_t group;  // 0: the whole world; k: the writer's replica group k
+  uint8_t kind;
+  uint8_t replicated;
+};
+
+}  // namespace
+
+// Compared with the step's records on every step, so it is one flat buffer read front to back: a
+// copy of the records themselves (one name on the heap each, cold after a training step) cost
+// about a fifth of the step record's write (docs/PERFORMANCE.md, 2026-11-29).
+bool TraceWriter::SameLayout(const std::vector<TensorRecord>& tensors) const {
+  const char* p = layout_.data();
+  const char* const end = p + layout_.size();
+  for (const TensorRecord& t : tensors) {
+    LayoutHead h;
+    if (static_cast<size_t>(end - p) < sizeof(h)) return false;
+    std::memcpy(&h, p, sizeof(h));
+    p += sizeof(h);
+    if (h.numel != t.numel || h.name_size != t.name.size() || h.dtype_size != t.dtype.size() ||
+        h.kind != static_cast<uint8_t>(t.kind) || h.replicated != static_cast<uint8_t>(t.replicated) ||
+        static_cast<size_t>(end - p) < size_t{h.name_size} + h.dtype_size ||
+        std::memcmp(p, t.name.data(), h.name_size) != 0 ||
+        std::memcmp(p + h.name_size, t.dtype.data(), h.dtype_size) != 0) {
+      return false;
+    }
+    p += size_t{h.name_size} + h.dtype_size;
+    if (h.group == 0 ? t.group != nullptr : (t.group == nullptr || !SameReplicaGroup(groups_[h.group - 1], t.group))) {
       return false;
     }
   }
-  return true;
+  return p == end;
 }
 
-}  // namespace
+void TraceWriter::KeepLayout(const std::vector<TensorRecord>& tensors, const std::vector<int64_t>& group_ids) {
+  layout_.clear();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorRecord& t = tensors[i];
+    LayoutHead h{};
+    h.numel = t.numel;
+    h.name_size = static_cast<uint32_t>(t.name.size());
+    h.dtype_size = static_cast<uint32_t>(t.dtype.size());
+    h.group = static_cast<uint32_t>(group_ids[i]);
+    h.kind = static_cast<uint8_t>(t.kind);
+    h.replicated = static_cast<uint8_t>(t.replicated);
+    layout_.append(reinterpret_cast<const char*>(&h), sizeof(h));
+    layout_ += t.name;
+    layout_ += t.dtype;
+  }
+}
 
 Status TraceWriter::WriteStep(const StepRecord& step) {
   std::lock_guard<std::mutex> lock(mu_);
   line_.clear();
-  if (!SameLayout(layout_, step.tensors)) {
+  if (!SameLayout(step.tensors)) {
     // Names, kinds and shapes once, when they change (step 0, and the step that first has
     // optimizer state), in the same append as the step that needs them; before them, each
     // replica group they name that no earlier record defined.
@@ -216,7 +255,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
     j.EndArray();
     j.End();
     j.NewLine();
-    layout_.assign(step.tensors.begin(), step.tensors.end());
+    KeepLayout(step.tensors, ids);
   }
   JsonLine j(line_, /*append=*/true);
   j.Begin();

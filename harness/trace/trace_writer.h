@@ -71,7 +71,14 @@ class TraceWriter {
   // Records may come from autograd hook threads as well as the training loop.
   std::mutex mu_;
   std::string line_;  // reused between records to avoid reallocating the step record
-  std::vector<TensorRecord> layout_;  // the tensors of the last `tensors` record (digest, norm unused)
+  // Whether `tensors` are those of the last `tensors` record: the same names, kinds, element
+  // counts, dtypes, replication and groups, in the same order.
+  bool SameLayout(const std::vector<TensorRecord>& tensors) const;
+  // Keeps what a `tensors` record just said of `tensors` (`group_ids`: the id written for each).
+  void KeepLayout(const std::vector<TensorRecord>& tensors, const std::vector<int64_t>& group_ids);
+
+  // The tensors of the last `tensors` record, flat (SameLayout reads it front to back).
+  std::string layout_;
   // The replica groups written so far: id i + 1 is groups_[i]. A run defines a handful.
   std::vector<std::shared_ptr<const ReplicaGroup>> groups_;
 };

@@ -12,9 +12,11 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -345,6 +347,68 @@ TEST(TraceWriterTest, ANewTensorsRecordWhenTheTensorsChange) {
       EXPECT_EQ(got.norm, exp.norm);
     }
   }
+}
+
+// Each field a `tensors` record says of a tensor, changed alone from one step to the next, makes a
+// new `tensors` record; the same fields in other objects (another string, an equal group) do not.
+TEST(TraceWriterTest, EveryFieldOfTheLayoutIsCompared) {
+  testing::TempDir temp("lockstep_trace_writer_layout_fields_");
+  const auto path = temp.path() / TraceFileName(0);
+  auto w = TraceWriter::Open(path, Header(0));
+  ASSERT_TRUE(w.ok());
+  const auto dp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 1}, "mesh dim dp"});
+  std::vector<std::pair<std::string, std::function<void(TensorRecord&)>>> changes = {
+      {"nothing", [](TensorRecord&) {}},
+      {"a name one character longer", [](TensorRecord& t) { t.name += "x"; }},
+      {"a name of the same length", [](TensorRecord& t) { t.name.back() = t.name.back() == 'q' ? 'r' : 'q'; }},
+      {"the kind", [](TensorRecord& t) { t.kind = t.kind == TensorKind::kGrad ? TensorKind::kParam : TensorKind::kGrad; }},
+      {"the element count", [](TensorRecord& t) { t.numel += 1; }},
+      {"the dtype", [](TensorRecord& t) { t.dtype = t.dtype == "float64" ? "float32" : "float64"; }},
+      {"the dtype, one character longer", [](TensorRecord& t) { t.dtype += "x"; }},
+      {"replicated", [](TensorRecord& t) { t.replicated = !t.replicated; }},
+      {"a group", [&](TensorRecord& t) { t.group = dp; }},
+  };
+  int64_t step = 0;
+  for (const auto& [what, change] : changes) {
+    StepRecord before = Step(step++, 4);
+    StepRecord after = before;
+    after.step = step++;
+    change(after.tensors[2]);
+    ASSERT_TRUE((*w)->WriteStep(before).ok());
+    const size_t lines_before = Lines(path).size();
+    ASSERT_TRUE((*w)->WriteStep(after).ok());
+    std::vector<std::string> written = Lines(path);
+    written.erase(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(lines_before));
+    std::vector<std::string> types;
+    for (const auto& l : written) types.push_back(nlohmann::json::parse(l)["type"]);
+    std::vector<std::string> want = {"step"};
+    if (what == "a group") want = {"replica_group", "tensors", "step"};
+    else if (what != "nothing") want = {"tensors", "step"};
+    EXPECT_EQ(types, want) << what;
+  }
+  // A step of the same tensors in other objects: equal names in new strings, an equal group in
+  // another object.
+  StepRecord a = Step(step++, 4);
+  a.tensors[1].group = dp;
+  StepRecord b = a;
+  b.step = step++;
+  b.tensors[1].group = std::make_shared<const ReplicaGroup>(*dp);
+  for (TensorRecord& t : b.tensors) t.name = std::string(t.name.data(), t.name.size());
+  ASSERT_TRUE((*w)->WriteStep(a).ok());
+  const size_t lines_before = Lines(path).size();
+  ASSERT_TRUE((*w)->WriteStep(b).ok());
+  EXPECT_EQ(Lines(path).size(), lines_before + 1) << "only the step record";
+  // Fewer tensors, and more.
+  StepRecord fewer = Step(step++, 3);
+  StepRecord more = Step(step++, 5);
+  for (const StepRecord* s : {&fewer, &more}) {
+    const size_t n = Lines(path).size();
+    ASSERT_TRUE((*w)->WriteStep(*s).ok());
+    EXPECT_EQ(Lines(path).size(), n + 2) << s->tensors.size() << " tensors: a tensors record and the step";
+  }
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->steps.size(), static_cast<size_t>(step));
 }
 
 
