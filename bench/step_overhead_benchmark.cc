@@ -54,6 +54,7 @@
 #include "harness/comm/host_staging_communicator.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/rank/replica_exchange.h"
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/scenario_loader.h"

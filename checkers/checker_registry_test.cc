@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/scenario_loader.h"
 

@@ -6,6 +6,7 @@
 
 #include "checkers/checker_run.h"
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/trace/trace_reader.h"
 
 namespace lockstep {

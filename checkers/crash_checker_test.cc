@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/trace/trace_reader.h"
 
 namespace lockstep {

@@ -10,6 +10,7 @@
 
 #include "checkers/golden_file.h"
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/trace/trace_reader.h"
 #include "harness/core/testing/temp_dir.h"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/trace/trace_reader.h"
 
 namespace lockstep {

@@ -13,6 +13,7 @@
 #include "checkers/checker_run.h"
 #include "checkers/golden_file.h"
 #include "checkers/testing/canned_run.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/result/run_result_json.h"
 #include "harness/result/scenario_series.h"

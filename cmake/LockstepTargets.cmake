@@ -21,12 +21,11 @@ function(lockstep_test name)
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  # lockstep_build_paths: LOCKSTEP_SOURCE_DIR and LOCKSTEP_BINARY_DIR (harness/core/testing/build_paths.h).
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} lockstep_build_paths GTest::gtest GTest::gtest_main GTest::gmock)
   # Tests may reuse a library's precompiled LibTorch header; GCC accepts it only when compiled with
   # the same -fPIC the libraries use (executables default to -fPIE).
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fPIC>)
-  target_compile_definitions(${name} PRIVATE
-    LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LOCKSTEP_BINARY_DIR="${PROJECT_BINARY_DIR}")
   lockstep_warnings(${name})
   # gtest_discover_tests flattens list-valued PROPERTIES (CMake 3.25), so each discovered test
   # gets one label, and the MPI variables its subprocesses need come from the environment
@@ -48,10 +47,8 @@ function(lockstep_mpi_test name)
   cmake_parse_arguments(ARG "" "" "NP;SOURCES;DEPS;LABELS" ${ARGN})
   if(NOT TARGET ${name})
     add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/mpi_gtest_main.cc)
-    target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock MPI::MPI_C)
+    target_link_libraries(${name} PRIVATE ${ARG_DEPS} lockstep_build_paths GTest::gtest GTest::gmock MPI::MPI_C)
     target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fPIC>)
-    target_compile_definitions(${name} PRIVATE
-      LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LOCKSTEP_BINARY_DIR="${PROJECT_BINARY_DIR}")
     lockstep_warnings(${name})
   endif()
   foreach(np ${ARG_NP})

@@ -1,3 +1,4 @@
+#include "harness/core/testing/build_paths.h"
 #include "reports/golden_file_testutil.h"
 
 #include <cstdlib>

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/result/run_result_json.h"
 #include "reports/golden_file_testutil.h"
 

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/core/testing/build_paths.h"
 #include "reports/golden_file_testutil.h"
 #include "harness/core/testing/temp_dir.h"
 

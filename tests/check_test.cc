@@ -9,6 +9,7 @@
 #include <set>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 
 namespace lockstep {
 namespace {

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 
 #include "harness/cli/testing/run_program.h"

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 
 namespace lockstep {
 namespace {

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/result/run_result_json.h"
 #include "reports/reporter_registry.h"
 #include "harness/core/testing/temp_dir.h"

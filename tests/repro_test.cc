@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 
 namespace lockstep {
 namespace {

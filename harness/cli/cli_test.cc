@@ -9,6 +9,7 @@
 
 #include "harness/cli/testing/run_program.h"
 #include "harness/core/build_info.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/core/testing/temp_dir.h"
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 
 #include "harness/cli/testing/run_program.h"

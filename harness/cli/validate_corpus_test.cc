@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/core/testing/temp_dir.h"
 

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/launcher/process_tree.h"
 

@@ -16,6 +16,7 @@
 #include "harness/capture/simulated_capture_device.h"
 #include "harness/capture/tensor_digest.h"
 #include "harness/capture/testing/tensor_record_oracle.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/testing/norm_test_values.h"

@@ -1,4 +1,5 @@
 #include "harness/result/run_result_json.h"
+#include "harness/core/testing/build_paths.h"
 
 #include <unistd.h>
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/launcher/launch_command.h"
 #include "harness/runner/exec_program.h"
@@ -108,7 +109,7 @@ TEST(NativeRecordersTest, TheEnvironmentNamesEachChosenLibraryAndLeavesTheUsersO
 // The shell fragment really puts the library first in the program's LD_PRELOAD and keeps the
 // rank's own after it.
 TEST(NativeRecordersTest, ThePreloadReachesTheProgramBeforeTheRanksOwn) {
-  const std::string lib = LOCKSTEP_BINARY_DIR "/lib/liblockstep_process_log.so";  // harmless to preload
+  const std::string lib = std::string(LOCKSTEP_BINARY_DIR) + "/lib/liblockstep_process_log.so";  // harmless to preload
   const std::string command = "LOCKSTEP_PRELOAD='" + lib + "' LD_PRELOAD='" + lib + "' /bin/sh -c '" +
                               std::string(kPreloadThenExec) + "' sh /bin/sh -c 'echo \"$LD_PRELOAD\"'";
   FILE* out = popen(command.c_str(), "r");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/symptom.h"
 #include "harness/core/testing/temp_dir.h"

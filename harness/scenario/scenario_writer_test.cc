@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/scenario/scenario_loader.h"
 

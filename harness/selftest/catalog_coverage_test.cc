@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/core/testing/temp_dir.h"

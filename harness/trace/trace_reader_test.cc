@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/core/testing/temp_dir.h"
 

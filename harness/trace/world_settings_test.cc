@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
 #include "harness/trace/trace_reader.h"
 #include "harness/trace/trace_writer.h"

@@ -1,4 +1,5 @@
 #include "probe/catalog_expectation.h"
+#include "harness/core/testing/build_paths.h"
 
 #include <gtest/gtest.h>
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/result/run_result_json.h"
 #include "harness/core/testing/scoped_env.h"
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "checkers/checker_registry.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/launcher/launcher.h"
 #include "harness/scenario/scenario.h"
 #include "harness/trace/trace_reader.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 
 namespace lockstep::probe {
 namespace {

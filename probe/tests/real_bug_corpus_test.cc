@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/testing/build_paths.h"
 #include "probe/catalog_expectation.h"
 #include "probe/tests/testing/catalog_exec.h"
 

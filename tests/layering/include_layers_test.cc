@@ -1,4 +1,5 @@
 #include "tests/layering/include_layers.h"
+#include "harness/core/testing/build_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "checkers/checker_registry.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/result/launch_report.h"
 #include "harness/scenario/injection_kinds.h"
 #include "harness/trace/trace_record.h"

@@ -1,4 +1,5 @@
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/cli/testing/run_program.h"
+#include "harness/core/testing/build_paths.h"
 #include "harness/result/run_result_json.h"
 #include "probe/catalog_expectation.h"
 
@@ -96,7 +97,9 @@ void ExecCatalogEntry(const fs::path& catalog, const std::string& suite, const s
     EXPECT_EQ(s.id, name);
     // A clean verdict must have checked something; a bug may hang its ranks before their first
     // step ends (Muon's skipped all_gather), judged by what they began.
-    if (e.findings.empty()) EXPECT_GT(s.steps, 0) << "exec checked no step";
+    if (e.findings.empty()) {
+      EXPECT_GT(s.steps, 0) << "exec checked no step";
+    }
     const std::vector<std::string> problems = MatchCatalogExpectation(e, s.findings);
     std::string text;
     for (const std::string& p : problems) text += "  " + p + "\n";
