@@ -22,6 +22,8 @@ machine shared with other work both wall times mostly measure the others' load.
   .venv/bin/python bench/probe_overhead.py --stage build/python   # 2 ranks, 30 steps, 5 repeats
   .venv/bin/python bench/probe_overhead.py --stage build/python --markdown  # the row for docs/PERFORMANCE.md
   .venv/bin/python bench/probe_overhead.py --stage build/python --model fsdp2  # the same MLP under FSDP2
+  .venv/bin/python bench/probe_overhead.py --stage build/python --model deep --width 64 --layers 64 --batch 32
+      # 64 small Linear+LayerNorm layers (1280 tensors a record): the probe's cost per tensor
 
 With --model fsdp2 the MLP is sharded with `fully_shard` over a 1-D mesh of all ranks: every
 parameter, gradient and moment is a DTensor whose replica group the probe derives (one lookup per
@@ -52,8 +54,15 @@ def worker(args):
     rank = dist.get_rank()
     torch.manual_seed(0)
     width = args.width
-    model = nn.Sequential(nn.Linear(width, 2 * width), nn.ReLU(), nn.Linear(2 * width, 2 * width), nn.ReLU(),
-                          nn.Linear(2 * width, width))
+    if args.model == "deep":
+        # Many small tensors: the probe's work per tensor, not the bytes it reads, is the cost.
+        layers = []
+        for _ in range(args.layers):
+            layers += [nn.Linear(width, width), nn.LayerNorm(width), nn.ReLU()]
+        model = nn.Sequential(*layers)
+    else:
+        model = nn.Sequential(nn.Linear(width, 2 * width), nn.ReLU(), nn.Linear(2 * width, 2 * width), nn.ReLU(),
+                              nn.Linear(2 * width, width))
     params = sum(p.numel() for p in model.parameters())
     if args.model == "fsdp2":
         from torch.distributed.device_mesh import init_device_mesh
@@ -126,7 +135,7 @@ def traced_bytes(trace):
     size = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
             "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16}
     total = None
-    with open(trace) as f:
+    with open(trace, errors="replace") as f:
         for line in f:
             if line.startswith('{"type":"tensors"'):
                 total = sum(t["numel"] * size[t["dtype"]] for t in json.loads(line)["tensors"])
@@ -149,7 +158,7 @@ def run_variant(args, probe, workdir, port):
         env_r = dict(env, RANK=str(r), LOCAL_RANK=str(r))
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", out, "--steps", str(args.steps),
                "--width", str(args.width), "--batch", str(args.batch), "--threads", str(args.threads),
-               "--model", args.model]
+               "--model", args.model, "--layers", str(args.layers)]
         procs.append(subprocess.Popen(cmd, env=env_r))
     for p in procs:
         if p.wait() != 0:
@@ -158,7 +167,9 @@ def run_variant(args, probe, workdir, port):
         result = json.load(f)
     if probe:
         trace = os.path.join(out, "traces", "rank-0.trace")
-        steps = sum(1 for line in open(trace) if line.startswith('{"type":"step"'))
+        # Step 0 is the initial state (docs/TRACE.md), written as the first optimizer step begins.
+        steps = sum(1 for line in open(trace, errors="replace")
+                    if line.startswith('{"type":"step"') and not line.startswith('{"type":"step","step":0,'))
         if steps != args.steps:
             sys.exit("probe_overhead: the probe recorded %d steps, not %d" % (steps, args.steps))
         traced = traced_bytes(trace)
@@ -177,7 +188,9 @@ def main():
     ap.add_argument("--width", type=int, default=1120, help="MLP width: 1120 gives 10.0M parameters")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1, help="torch threads per rank")
-    ap.add_argument("--model", choices=("ddp", "fsdp2"), default="ddp", help="how the MLP is data-parallel")
+    ap.add_argument("--model", choices=("ddp", "fsdp2", "deep"), default="ddp",
+                    help="how the MLP is data-parallel; deep: --layers small layers under DDP")
+    ap.add_argument("--layers", type=int, default=64, help="--model deep: Linear+LayerNorm layers (4 tensors each)")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -239,12 +252,14 @@ def main():
         pass
     import torch
 
-    summary = ("%.1fM-parameter MLP, AdamW, %s on gloo, %d ranks x %d thread(s), batch %d per rank: "
+    shape = "%.1fM-parameter MLP" % (params / 1e6) if args.model != "deep" else (
+        "%d-layer MLP of width %d (%.2fM parameters, %d tensors)" % (args.layers, args.width, params / 1e6, 4 * args.layers))
+    summary = ("%s, AdamW, %s on gloo, %d ranks x %d thread(s), batch %d per rank: "
                "%.1f ms per step without the probe, %.1f ms with it: wall-time overhead %+.2f%%, CPU-time "
                "overhead %+.2f%% (medians of %d paired repeats); the probe's own time in its hooks: %.2f%% of the "
                "step's wall time, %.2f%% of its CPU time, plus %.0f ms once in the first steps; probe_over_read %.2f "
                "(its CPU time per step over one read of the %.0f MB it digests, %.1f ms)" % (
-                   params / 1e6, "FSDP2" if args.model == "fsdp2" else "DDP", args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
+                   shape, "FSDP2" if args.model == "fsdp2" else "DDP", args.ranks, args.threads, args.batch, off * 1e3, on * 1e3, (ratio - 1) * 100,
                    (cpu_ratio - 1) * 100, args.repeats, direct_ratio * 100, direct_cpu_ratio * 100,
                    statistics.median(one_time) * 1e3 if one_time else 0.0, statistics.median(over_read), read_mb,
                    statistics.median(read_ms)))

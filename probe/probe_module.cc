@@ -28,6 +28,7 @@
 #include "harness/trace/read_yardstick.h"
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
+#include "probe/capture_list.h"
 #include "probe/held_works.h"
 #include "probe/probe_session.h"
 #include "probe/recording_process_group.h"
@@ -47,36 +48,42 @@ struct Captured {
   std::vector<TensorRecord> records;
 };
 
-// `groups[i]`: tensor i's replica group id (ProbeSession::DefineReplicaGroup), 0 for the whole
-// world, -1 for a tensor no other rank must equal; empty: all 0.
-Captured Capture(const ProbeSession& session, const std::string& kind_name, const std::vector<std::string>& names,
-                 const std::vector<at::Tensor>& tensors, bool replicated, const std::vector<int>& groups) {
+// A list's entries as the probe names them: `groups[i]` is tensor i's replica group id
+// (ProbeSession::DefineReplicaGroup), 0 for the whole world, -1 for a tensor no other rank must
+// equal; empty: all 0.
+std::shared_ptr<CaptureList> MakeCaptureList(const ProbeSession& session, const std::string& kind_name,
+                                             const std::vector<std::string>& names, bool replicated,
+                                             const std::vector<int>& groups) {
   const std::optional<TensorKind> kind = FromString<TensorKind>(kind_name);
   if (!kind) throw std::invalid_argument("unknown tensor kind '" + kind_name + "'");
-  if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
-  if (!groups.empty() && groups.size() != tensors.size()) {
-    throw std::invalid_argument("capture: groups and tensors differ in length");
+  if (!groups.empty() && groups.size() != names.size()) {
+    throw std::invalid_argument("capture: groups and names differ in length");
   }
-  Captured out;
-  py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
-  // The records as lockstep-rank captures a step (harness/capture/tensor_capture.h): the
-  // bookkeeping tensor by tensor, then every byte hashed and summed in one pass. A capture of its
-  // own per call: another thread of the program may capture at the same time.
-  TensorCapture capture;
-  capture.Begin(out.records);
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    bool shared = replicated;
-    std::shared_ptr<const ReplicaGroup> group;
+  std::vector<ListedTensor> entries(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    ListedTensor& e = entries[i];
+    e.name = names[i];
+    e.shared = replicated;
     if (!groups.empty() && groups[i] < 0) {
-      shared = false;  // held by this rank alone (a shard), or Partial: not compared
+      e.shared = false;  // held by this rank alone (a shard), or Partial: not compared
     } else if (!groups.empty() && groups[i] != 0) {
       Result<std::shared_ptr<const ReplicaGroup>> g = session.ReplicaGroupById(groups[i]);
       ThrowIfError(g.status());
-      group = std::move(g).value();
+      e.group = std::move(g).value();
     }
-    ThrowIfError(capture.Add(names[i], *kind, tensors[i], shared, std::move(group)));
   }
-  ThrowIfError(capture.Finish());
+  return std::make_shared<CaptureList>(*kind, std::move(entries));
+}
+
+// The records of `tensors` under `list`'s names, as lockstep-rank captures a step
+// (harness/capture/tensor_capture.h): the bookkeeping tensor by tensor, then every byte hashed
+// and summed in one pass.
+Captured CaptureWith(CaptureList& list, const std::vector<at::Tensor>& tensors) {
+  Captured out;
+  py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
+  Result<std::vector<TensorRecord>> records = list.Capture(tensors);
+  ThrowIfError(records.status());
+  out.records = std::move(records).value();
   return out;
 }
 
@@ -199,16 +206,25 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   m.def("trace_file_name", &TraceFileName, py::arg("rank"));
   m.def("lockstep_version", [] { return GetBuildInfo().version; });
 
+  py::class_<CaptureList, std::shared_ptr<CaptureList>>(m, "CaptureList")
+      .def_property_readonly("size", &CaptureList::size)
+      .def("capture", &CaptureWith, py::arg("tensors"));
   py::class_<Captured>(m, "Captured").def_property_readonly("size", [](const Captured& c) { return c.records.size(); });
 
   py::class_<ProbeSession, std::shared_ptr<ProbeSession>>(m, "Session")
       .def_property_readonly("path", &ProbeSession::path)
       .def_property("step", &ProbeSession::step, &ProbeSession::set_step)
       .def("wall_seconds", &ProbeSession::WallSeconds)
-      .def("capture", [](ProbeSession& s, const std::string& kind, const std::vector<std::string>& names,
-                         const std::vector<at::Tensor>& tensors, bool replicated,
-                         const std::vector<int>& groups) { return Capture(s, kind, names, tensors, replicated, groups); },
+      .def("capture",
+           [](ProbeSession& s, const std::string& kind, const std::vector<std::string>& names,
+              const std::vector<at::Tensor>& tensors, bool replicated, const std::vector<int>& groups) {
+             if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
+             return CaptureWith(*MakeCaptureList(s, kind, names, replicated, groups), tensors);
+           },
            py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true,
+           py::arg("groups") = std::vector<int>{})
+      // A list captured at every step under the same names and groups (_capture_lists.py).
+      .def("capture_list", &MakeCaptureList, py::arg("kind"), py::arg("names"), py::arg("replicated") = true,
            py::arg("groups") = std::vector<int>{})
       .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),

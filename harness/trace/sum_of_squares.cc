@@ -42,13 +42,16 @@ LOCKSTEP_SIMD_CLONES void AddSquares(const float* p, size_t n, SquareLanes& lane
 LOCKSTEP_SIMD_CLONES void AddSquares(const double* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
 
 double Total(const SquareLanes& lanes) {
-  // Pairwise: lanes (0,1), (2,3), ... then the pairs' sums pairwise, down to one.
-  double acc[kSumOfSquaresLanes];
-  for (size_t k = 0; k < kSumOfSquaresLanes; ++k) acc[k] = lanes.acc[k];
-  for (size_t width = kSumOfSquaresLanes / 2; width >= 1; width /= 2) {
-    for (size_t k = 0; k < width; ++k) acc[k] = acc[2 * k] + acc[2 * k + 1];
-  }
-  return acc[0];
+  // Pairwise: lanes (0,1), (2,3), ... then the pairs' sums pairwise, down to one. Each level in an
+  // array of its own: summed in place, one array, GCC kept every level in memory and read each
+  // sum back right after storing it (a capture calls this once per chunk, for tiny tensors a
+  // tenth of the capture's time).
+  static_assert(kSumOfSquaresLanes == 32, "the levels below are written for 32 partial sums");
+  double l16[16], l8[8], l4[4];
+  for (size_t k = 0; k < 16; ++k) l16[k] = lanes.acc[2 * k] + lanes.acc[2 * k + 1];
+  for (size_t k = 0; k < 8; ++k) l8[k] = l16[2 * k] + l16[2 * k + 1];
+  for (size_t k = 0; k < 4; ++k) l4[k] = l8[2 * k] + l8[2 * k + 1];
+  return (l4[0] + l4[1]) + (l4[2] + l4[3]);
 }
 
 double SumOfSquares(const float* p, size_t n) {

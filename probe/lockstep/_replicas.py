@@ -61,6 +61,9 @@ class ReplicaGroups:
         self.plain = WORLD    # the group of a plain tensor
         self._stage = {}      # id(tensor) -> tensor: the pipeline stages' parameters and buffers
         self._stages_read = False
+        # Counts the changes that may give a tensor already looked up another group: the probe's
+        # reused lists of tensors (_capture_lists.py) are built anew when it moves.
+        self.version = 0
 
     def _define(self, ranks, label):
         if ranks is None or len(ranks) < 2:
@@ -86,6 +89,7 @@ class ReplicaGroups:
         ranks = _ranks_at(mesh, set(pipeline))
         free = [d for d in range(mesh.ndim) if d not in pipeline]
         self.plain = self._define(ranks, _label(_names(mesh), free))
+        self.version += 1
 
     def _of_dtensor(self, tensor):
         mesh = tensor.device_mesh
@@ -154,6 +158,7 @@ class ReplicaGroups:
                 held = [flat] + list(getattr(flat, "_params", None) or [])
                 for p in held:
                     self._fsdp1[id(p)] = (p, gid)
+                self.version += 1
 
     # ------------------------------------------------------------------ pipeline stages
 
@@ -176,6 +181,7 @@ class ReplicaGroups:
                     continue
                 for t in list(submod.parameters()) + list(submod.buffers()):
                     self._stage[id(t)] = t
+                self.version += 1
 
     def has_stages(self):
         """Whether the program runs torch.distributed.pipelining stages or has a pipeline mesh
@@ -183,6 +189,11 @@ class ReplicaGroups:
         return bool(self._stage) or self.plain != WORLD
 
     # ------------------------------------------------------------------ any tensor
+
+    def local_of_dtensor(self, tensor):
+        """(its local shard, its group id) of a DTensor: what `of` gives, without the autograd
+        function `to_local()` runs where gradients are enabled (the capture reads bytes only)."""
+        return tensor._local_tensor, self._of_dtensor(tensor)
 
     def of(self, tensor, param=None, models=()):
         """(the tensor to digest, its group id) for a parameter, buffer, or (with `param`, the

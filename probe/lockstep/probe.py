@@ -94,6 +94,10 @@ class _State:
         self.uncaught_error = None   # that exception
         self.wrapped_groups = {}     # "<group>:<device>" -> the ProcessGroup whose backend is wrapped
         self.replicas = None         # _replicas.ReplicaGroups: which ranks must hold each tensor
+        # The lists of tensors a record captures, reused while they hold (_capture_lists.py).
+        self.structure = None        # _capture_lists.Structure, once the trace opens
+        self.model_lists = None      # _capture_lists.ModelLists
+        self.optimizer_lists = {}    # id(optimizer) -> _capture_lists.OptimizerLists
         self.meshes = []             # DeviceMeshes made before the trace opened (note_mesh)
         # The pending step's replicated inputs of tensor-parallel modules (_tp_inputs.py):
         # (id(Watched), slot) -> (Watched, slot, [Captured of each forward]), in first-forward order.
@@ -166,6 +170,11 @@ def open_trace(torch, trace_dir=None):
         from lockstep import _replicas
 
         st.replicas = _replicas.ReplicaGroups(st.session, dist.get_world_size())
+        from lockstep import _capture_lists
+
+        st.structure = _capture_lists.Structure()
+        st.structure.install(torch)
+        st.model_lists = _capture_lists.ModelLists()
         # One more digest of the stepped parameters per step (on CUDA, one more copy back): on by
         # default where it is the only way to a culprit; LOCKSTEP_WATCH_UPDATE=0 turns it off.
         st.watch_update = dist.get_world_size() == 2 and os.environ.get("LOCKSTEP_WATCH_UPDATE", "1") != "0"
@@ -452,52 +461,117 @@ def _zero_redundancy(optimizer):
     return module is not None and isinstance(optimizer, module.ZeroRedundancyOptimizer)
 
 
-def _strided(torch, tensor):
-    """A sparse gradient (nn.Embedding(sparse=True)) or state is digested as its dense values:
-    equal on every rank after the all-reduce, whatever order its indices came in."""
-    if tensor.layout != torch.strided:
-        return tensor.detach().to_dense()
-    return tensor
-
-
 def _capture_optimizer(optimizer):
     """Gradients as the optimizer saw them and its state, right after its step."""
-    import torch
-
     st = _STATE
     index = _optimizer_index(optimizer)
     if optimizer not in st.discovered:
         _discover_models(optimizer)
-    grad_names, grads, grad_groups, state_names, states, state_groups = [], [], [], [], [], []
     replicas = st.replicas
     replicas.read_stages()
     sharded = _zero_redundancy(optimizer)
     # ZeroRedundancyOptimizer's own `state` stays empty: its shard's state is its local optimizer's.
     state = optimizer.optim.state if sharded else optimizer.state
-    for gi, group in enumerate(optimizer.param_groups):
-        for pi, p in enumerate(group["params"]):
-            name = _param_name(index, gi, pi, p)
-            if p.grad is not None:
-                grad, gid = replicas.of(p.grad, p, st.models)
-                grad_names.append(name)
-                grads.append(_strided(torch, grad))
-                grad_groups.append(gid)
-            for key, value in state.get(p, {}).items():
-                if isinstance(value, torch.Tensor):
-                    value, gid = replicas.of(value, p, st.models)
-                    state_names.append("%s#%s" % (name, key))
-                    states.append(_strided(torch, value))
-                    state_groups.append(gid)
+    lists = _optimizer_lists(optimizer, index)
     s = st.session
-    st.parts.append(s.capture("grad", grad_names, grads, True, grad_groups))
+    grads, present = lists.grads_now(lambda present, grads: _grad_list(lists, index, present, grads))
+    st.parts.append(grads.capture(s, "grad", True, replicas, present))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
-    st.parts.append(s.capture("optimizer_state", state_names, states, not sharded, state_groups))
+    states = lists.states_now(state, lambda dicts: _state_list(lists, index, dicts))
+    st.parts.append(states.capture(s, "optimizer_state", not sharded, replicas))
+    import torch
+
     _capture_settings(torch, index, optimizer)
     if st.lr is None and optimizer.param_groups:
         lr = optimizer.param_groups[0].get("lr")
         if isinstance(lr, torch.Tensor):
             lr = lr.item()
         st.lr = float(lr) if lr is not None else None
+
+
+def _capture(kind, tensor_list):
+    """A TensorList's tensors as they are now, digested (replicated within their groups)."""
+    st = _STATE
+    return tensor_list.capture(st.session, kind, True, st.replicas)
+
+
+def _lists_key():
+    """What every reused list of tensors (_capture_lists.py) was built under; None: reuse none."""
+    st = _STATE
+    if not st.structure.available:
+        return None
+    return (st.structure.version, len(st.models), len(st.optimizers), len(st.names), st.replicas.version)
+
+
+def _optimizer_lists(optimizer, index):
+    """The optimizer's reused lists, its parameters checked against its param groups now."""
+    from lockstep import _capture_lists
+
+    st = _STATE
+    lists = st.optimizer_lists.get(id(optimizer))
+    if lists is None or lists.optimizer is not optimizer:
+        lists = st.optimizer_lists[id(optimizer)] = _capture_lists.OptimizerLists(optimizer)
+    lists.params_now(_lists_key(), lambda: _watched_list(lists))
+    return lists
+
+
+def _watched_list(lists):
+    """The parameters an optimizer steps that a model names, each once (_watch_update)."""
+    from lockstep import _capture_lists
+
+    st = _STATE
+    names, objects, groups, dtensors, seen = [], [], [], [], set()
+    for p in lists.params:
+        name = st.names.get(id(p))
+        if name is None or id(p) in seen:
+            continue  # a parameter no model names: the record would not name it alike
+        seen.add(id(p))
+        obj, gid, dt = _capture_lists.entry(st.replicas, p, p, st.models)
+        names.append(name)
+        objects.append(obj)
+        groups.append(gid)
+        dtensors.append(dt)
+    return _capture_lists.TensorList(names, objects, groups, dtensors)
+
+
+def _grad_list(lists, index, present, grads):
+    """The names and groups of the gradients present (indexes into the optimizer's params)."""
+    from lockstep import _capture_lists
+
+    st = _STATE
+    names, groups, dtensors = [], [], []
+    for i in present:
+        p = lists.params[i]
+        gi, pi = lists.slots[i]
+        _, gid, dt = _capture_lists.entry(st.replicas, grads[i], p, st.models)
+        names.append(_param_name(index, gi, pi, p))
+        groups.append(gid)
+        dtensors.append(dt)
+    return _capture_lists.TensorList(names, None, groups, dtensors)
+
+
+def _state_list(lists, index, dicts):
+    """The optimizer state's tensors after its step, each named <param>#<key>."""
+    import torch
+
+    from lockstep import _capture_lists
+
+    st = _STATE
+    names, objects, groups, dtensors = [], [], [], []
+    for i, d in enumerate(dicts):
+        if not d:
+            continue
+        p = lists.params[i]
+        gi, pi = lists.slots[i]
+        name = _param_name(index, gi, pi, p)
+        for key, value in d.items():
+            if isinstance(value, torch.Tensor):
+                obj, gid, dt = _capture_lists.entry(st.replicas, value, p, st.models)
+                names.append("%s#%s" % (name, key))
+                objects.append(obj)
+                groups.append(gid)
+                dtensors.append(dt)
+    return _capture_lists.TensorList(names, objects, groups, dtensors)
 
 
 # The settings of a param group that every replica must share (docs/TRACE.md), and the names they
@@ -534,31 +608,59 @@ def _capture_settings(torch, index, optimizer):
                     st.settings.setdefault("opt%d.group%d.%s" % (index, gi, name), number)
 
 
-def _parameters():
-    """Every parameter a record holds, each once, as this rank's local part: the known models'
-    under their names, then those an optimizer steps that no model holds (named
-    optimizer<i>.group<g>.param<j>). Returns (names, tensors, replica group ids)."""
+def _model_lists(last=False):
+    """(params, buffers) TensorLists of the known models: every parameter a record holds, each
+    once, as this rank's local part: the known models' under their names, then those an optimizer
+    steps that no model holds (named optimizer<i>.group<g>.param<j>); then every buffer. `last`:
+    the buffers of a model whose DDP broadcasts them are this rank's own (_write_record)."""
     st = _STATE
-    replicas = st.replicas
-    names, params, groups, seen = [], [], [], set()
+    if last:
+        return _param_list(), _buffer_list(last=True)
+    return st.model_lists.get(_lists_key(), st.models, st.optimizers, _param_list, _buffer_list)
+
+
+def _param_list():
+    from lockstep import _capture_lists
+
+    st = _STATE
+    names, objects, groups, dtensors, seen = [], [], [], [], set()
+
+    def add(name, p):
+        obj, gid, dt = _capture_lists.entry(st.replicas, p, p, st.models)
+        names.append(name)
+        objects.append(obj)
+        groups.append(gid)
+        dtensors.append(dt)
+
     for model in st.models:
         for name, p in model.named_parameters():
             if id(p) not in seen:
                 seen.add(id(p))
-                local, gid = replicas.of(p.detach(), p, st.models)
-                names.append(name)
-                params.append(local)
-                groups.append(gid)
+                add(name, p)
     for opt in st.optimizers:
         for group in opt.param_groups:
             for p in group["params"]:
                 if id(p) not in seen:
                     seen.add(id(p))
-                    local, gid = replicas.of(p.detach(), p, st.models)
-                    names.append(st.names.get(id(p), "param%d" % len(names)))
-                    params.append(local)
-                    groups.append(gid)
-    return names, params, groups
+                    add(st.names.get(id(p), "param%d" % len(names)), p)
+    return _capture_lists.TensorList(names, objects, groups, dtensors)
+
+
+def _buffer_list(last=False):
+    from lockstep import _capture_lists
+    from lockstep._replicas import ALONE
+
+    st = _STATE
+    names, objects, groups, dtensors = [], [], [], []
+    for model in st.models:
+        unsynced = last and model in st.broadcasting
+        for name, b in model.named_buffers():
+            obj, gid, dt = _capture_lists.entry(st.replicas, b, None, st.models)
+            names.append(name)
+            objects.append(obj)
+            groups.append(ALONE if unsynced else gid)
+            dtensors.append(_capture_lists.DTENSOR_ALONE if dt and unsynced else dt)
+    return _capture_lists.TensorList(names, objects, groups, dtensors)
 
 
 def _write_record(loss, last=False):
@@ -569,21 +671,8 @@ def _write_record(loss, last=False):
     s = st.session
     replicas = st.replicas
     replicas.read_stages()
-    names, params, groups = _parameters()
-    buf_names, bufs, buf_groups = [], [], []
-    for model in st.models:
-        unsynced = last and model in st.broadcasting
-        for name, b in model.named_buffers():
-            local, gid = replicas.of(b, None, st.models)
-            if unsynced:
-                from lockstep._replicas import ALONE
-
-                gid = ALONE
-            buf_names.append(name)
-            bufs.append(local)
-            buf_groups.append(gid)
-    parts = ([s.capture("param", names, params, True, groups)] + st.parts +
-             [s.capture("buffer", buf_names, bufs, True, buf_groups)])
+    params, buffers = _model_lists(last)
+    parts = [_capture("param", params)] + st.parts + [_capture("buffer", buffers)]
     if loss is None:
         loss = st.loss
     st.steps += 1
@@ -740,9 +829,9 @@ def _write_initial_record(optimizer):
     if optimizer not in st.discovered:
         _discover_models(optimizer)
     st.replicas.read_stages()
-    names, params, groups = _parameters()
-    if names:
-        st.session.write_step(0, None, None, [st.session.capture("param", names, params, True, groups)], [])
+    params, _ = _model_lists()
+    if params.names:
+        st.session.write_step(0, None, None, [_capture("param", params)], [])
 
 
 @_guard
@@ -781,18 +870,8 @@ def _watch_update(optimizer):
     (an EMA copied back, a checkpoint loaded, an edit on one rank), where the digests alone could
     not say which side is wrong (checkers/replica_comparison.cc)."""
     st = _STATE
-    names, params, groups, seen = [], [], [], set()
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            name = st.names.get(id(p))
-            if name is None or id(p) in seen:
-                continue  # a parameter no model names: the record would not name it alike
-            seen.add(id(p))
-            local, gid = st.replicas.of(p.detach(), p, st.models)
-            names.append(name)
-            params.append(local)
-            groups.append(gid)
-    st.watched = st.session.capture("param", names, params, True, groups)
+    lists = _optimizer_lists(optimizer, _optimizer_index(optimizer))
+    st.watched = _capture("param", lists.watched)
 
 
 @_guard

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,34 @@ TEST(ProbeCases, Fsdp1HybridShardIsComparedWithinItsReplicateGroup) {
       }
       EXPECT_EQ(meshes, 1);
     }
+  });
+}
+
+// The probe's lists of tensors, reused from step to step, see what a fresh walk would see: the
+// findings of the sidecar, and a submodule added at step 5 is in that step's record, its weights
+// as each rank initialized them (ranks 0 and 1 alike, rank 2 not).
+TEST(ProbeCases, ReusedListsSeeEveryChangeAtItsStep) {
+  RunCatalogEntry(kPrograms / "reused_lists.expect.json", {}, true, [](const RunOutcome& o) {
+    ASSERT_EQ(o.traces.size(), 3u);
+    auto digest = [&](size_t rank, int64_t step, const std::string& name) -> std::optional<Digest128> {
+      const std::map<int64_t, const StepRecord*> steps = StepsByNumber(o.traces[rank]);
+      auto it = steps.find(step);
+      if (it == steps.end()) return std::nullopt;
+      for (const TensorRecord& t : it->second->tensors) {
+        if (t.kind == TensorKind::kParam && t.name == name) return t.digest;
+      }
+      return std::nullopt;
+    };
+    for (size_t r = 0; r < 3; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      EXPECT_FALSE(digest(r, 4, "extra.weight").has_value());
+      for (int64_t step : {5, 6}) {
+        EXPECT_TRUE(digest(r, step, "extra.weight").has_value()) << "step " << step;
+        EXPECT_TRUE(digest(r, step, "extra.bias").has_value()) << "step " << step;
+      }
+    }
+    EXPECT_TRUE(digest(0, 5, "extra.weight") == digest(1, 5, "extra.weight"));
+    EXPECT_FALSE(digest(0, 5, "extra.weight") == digest(2, 5, "extra.weight"));
   });
 }
 
