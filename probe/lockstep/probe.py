@@ -324,6 +324,7 @@ def _let_go():
     forget_groups()
     with st.lock:
         st.optimizers.clear()
+        st.optimizer_lists.clear()  # they hold their optimizers (and the state they captured)
     # The works of the last collectives, held by the recording backend so that no backend worker
     # thread drops one last during the interpreter's finalization (held_works.h: SIGABRT at
     # exit, one run in three of examples/accelerate_test_script.py), go here. A worker lets go

@@ -37,7 +37,8 @@ namespace fs = std::filesystem;
 // repeat do not apply to a foreign program).
 const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads",     "optimizer_state",
                                                    "buffers",         "collective_order", "discovery_count",
-                                                   "finite",          "hang",             "crash"};
+                                                   "finite",          "hang",             "crash",
+                                                   "teardown"};
 
 struct RunOutcome {
   LaunchReport launch;
