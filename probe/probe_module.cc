@@ -87,6 +87,69 @@ Captured CaptureWith(CaptureList& list, const std::vector<at::Tensor>& tensors) 
   return out;
 }
 
+// The reused lists' identity check (probe/lockstep/_capture_lists.py), walked in C rather than
+// by a Python loop over every tensor: whether the values held by `owners`, in order, are exactly
+// the objects of `seen` (identity, never ==: a tensor's == compares values). Each owner, or its
+// attribute `attr` (`item`: its item `attr`, a param group's "params"), is a dict (its values), a
+// list or tuple (its items) or None (nothing); anything else is no match.
+bool SameValues(const py::list& owners, const std::string& attr, bool item, const py::list& seen) {
+  const Py_ssize_t n = PyList_GET_SIZE(seen.ptr());
+  const py::str key(attr);
+  Py_ssize_t at = 0;
+  for (const py::handle owner : owners) {
+    py::object held;
+    if (attr.empty()) {
+      held = py::reinterpret_borrow<py::object>(owner);
+    } else {
+      // A module's `_parameters` is in its instance dict: read there, not through nn.Module's
+      // attribute hooks. A missing attribute or item is no match (the list is built anew), never
+      // an error.
+      PyObject* found = nullptr;
+      if (!item) {
+        PyObject* instance_dict = PyObject_GenericGetDict(owner.ptr(), nullptr);  // a new reference
+        if (instance_dict == nullptr) {
+          PyErr_Clear();
+        } else {
+          found = PyDict_Check(instance_dict) ? PyDict_GetItem(instance_dict, key.ptr()) : nullptr;
+          // Borrowed from a dict the owner keeps: it outlives this call (the GIL is held).
+          Py_DECREF(instance_dict);
+        }
+      }
+      if (found != nullptr) {
+        held = py::reinterpret_borrow<py::object>(found);
+      } else {
+        PyObject* got = item ? PyObject_GetItem(owner.ptr(), key.ptr()) : PyObject_GetAttr(owner.ptr(), key.ptr());
+        if (got == nullptr) {
+          PyErr_Clear();
+          return false;
+        }
+        held = py::reinterpret_steal<py::object>(got);
+      }
+    }
+    PyObject* o = held.ptr();
+    if (o == Py_None) continue;
+    if (PyDict_Check(o)) {
+      Py_ssize_t pos = 0;
+      PyObject* key = nullptr;
+      PyObject* value = nullptr;
+      while (PyDict_Next(o, &pos, &key, &value)) {
+        if (at >= n || PyList_GET_ITEM(seen.ptr(), at) != value) return false;
+        ++at;
+      }
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      const Py_ssize_t size = PySequence_Fast_GET_SIZE(o);
+      PyObject** items = PySequence_Fast_ITEMS(o);
+      for (Py_ssize_t i = 0; i < size; ++i) {
+        if (at >= n || PyList_GET_ITEM(seen.ptr(), at) != items[i]) return false;
+        ++at;
+      }
+    } else {
+      return false;
+    }
+  }
+  return at == n;
+}
+
 // The parameters among `parts` whose digest differs from the one `watched` holds under the same
 // name: what this rank wrote into its weights between the capture of `watched` (right after its
 // optimizer step) and this record.
@@ -253,6 +316,7 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   // The yardstick of bench/probe_overhead.py: (wall, this thread's CPU) seconds that one read of
   // these tensors' bytes takes (harness/trace/read_yardstick.h), to set the probe's own time in its
   // hooks against (probe.busy_seconds, also wall and thread CPU). Contiguous CPU tensors.
+  m.def("same_values", &SameValues, py::arg("owners"), py::arg("attr"), py::arg("item"), py::arg("seen"));
   m.def("read_seconds", [](const std::vector<at::Tensor>& tensors) {
     for (const at::Tensor& t : tensors) {
       if (t.defined() && (!t.device().is_cpu() || !t.is_contiguous() || t.is_sparse())) {

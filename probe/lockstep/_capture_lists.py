@@ -6,19 +6,22 @@ tensor on a 2-core machine, paid on the training thread every step, where digest
 tensor's bytes costs less. So a list is built that way once and reused while the objects it was
 built from are the same objects: the modules' parameter and buffer dicts' values, the
 optimizers' param groups, the optimizer state's values, the gradients' types. Checking that is
-an identity comparison per tensor in C loops (`map(operator.is_, ...)`), no LibTorch call.
+an identity comparison per tensor, run in C (`_lockstep_probe.same_values` over each module's
+dicts, each param group's list, each state dict; `map(operator.is_, ...)` over lists already
+made), with no LibTorch call: per step the Python side touches lists, not tensors. Only the
+gradients, a new tensor each at every step, are read one by one (`p.grad`).
 
 What that comparison cannot see is watched for by a key that every list carries:
   * a module added to a model (`add_module`, a submodule assigned): torch's global registration
     hooks count every parameter, buffer and submodule registered anywhere (`Structure`); with a
-    torch that lacks them (before 2.0) every list is built anew every step, as before;
+    torch that lacks them every list is built anew every step, as before;
   * which ranks share a tensor (`_replicas.ReplicaGroups.version`: a pipeline mesh, pipeline
     stages or FSDP1's groups found later);
   * the models and optimizers the probe knows, and the names it knows (a model found later).
 
 The lists hold the parameters and state tensors themselves, not detached views of them: a
 `p.data = ...` between steps is read as it is then, and the capture reads bytes without autograd
-(probe_module.cc). A DTensor's local shard and replica group are read at every step
+(capture_list.cc). A DTensor's local shard and replica group are read at every step
 (`_local_tensor`, a dict hit in `_replicas`): its placements are not the lists' to assume.
 """
 
@@ -121,6 +124,12 @@ def entry(replicas, tensor, param, models):
     return tensor, gid, PLAIN
 
 
+def _same_values(owners, attr, item, seen):
+    from lockstep import _lockstep_probe
+
+    return seen is not None and _lockstep_probe.same_values(owners, attr, item, seen)
+
+
 class ModelLists:
     """The parameters and buffers of the known models (and the parameters only optimizers hold),
     reused while every module's dicts and every optimizer's param groups hold the same objects."""
@@ -128,33 +137,31 @@ class ModelLists:
     def __init__(self):
         self._key = None
         self._modules = None
-        self._params_seen = None
-        self._buffers_seen = None
+        self._params_seen = None    # every module's _parameters values, in module order
+        self._buffers_seen = None   # every module's _buffers values
+        self._groups_seen = None    # every optimizer's param groups' params
         self.params = None
         self.buffers = None
 
     def _still(self, key, optimizers):
         if key is None or key != self._key or self._modules is None:
             return False
-        params = _parameter_objects(self._modules, optimizers)
-        buffers = [b for m in self._modules for b in m._buffers.values()]
-        return same_objects(params, self._params_seen) and same_objects(buffers, self._buffers_seen)
+        groups = [g for opt in optimizers for g in opt.param_groups]
+        return (_same_values(self._modules, "_parameters", False, self._params_seen) and
+                _same_values(self._modules, "_buffers", False, self._buffers_seen) and
+                _same_values(groups, "params", True, self._groups_seen))
 
     def get(self, key, models, optimizers, build_params, build_buffers):
         """The current (params, buffers) TensorLists; `key` None: built anew, not kept."""
         if not self._still(key, optimizers):
             self._key = None
             self._modules = [m for model in models for m in model.modules()]
-            self._params_seen = _parameter_objects(self._modules, optimizers)
+            self._params_seen = [p for m in self._modules for p in m._parameters.values()]
             self._buffers_seen = [b for m in self._modules for b in m._buffers.values()]
+            self._groups_seen = [p for opt in optimizers for g in opt.param_groups for p in g["params"]]
             self.params, self.buffers = build_params(), build_buffers()
             self._key = key
         return self.params, self.buffers
-
-
-def _parameter_objects(modules, optimizers):
-    return ([p for m in modules for p in m._parameters.values()] +
-            [p for opt in optimizers for g in opt.param_groups for p in g["params"]])
 
 
 class OptimizerLists:
@@ -180,10 +187,9 @@ class OptimizerLists:
         self.states = None         # TensorList
 
     def params_now(self, key, build):
-        params = [p for g in self.optimizer.param_groups for p in g["params"]]
-        if key is None or key != self._key or not same_objects(params, self.params):
+        if key is None or key != self._key or not _same_values(self.optimizer.param_groups, "params", True, self.params):
             self._key = None
-            self.params = params
+            self.params = [p for g in self.optimizer.param_groups for p in g["params"]]
             self.slots = [(gi, pi) for gi, g in enumerate(self.optimizer.param_groups)
                           for pi in range(len(g["params"]))]
             self.watched = build()
@@ -212,9 +218,8 @@ class OptimizerLists:
             self._state_seen = None
             self._param_dicts = [state.get(p) for p in self.params]
             self._state_keys, self._state_dicts = keys, dicts
-        values = [v for d in self._param_dicts if d for v in d.values()]
-        if not same_objects(values, self._state_seen):
+        if not _same_values(self._param_dicts, "", False, self._state_seen):
             self._state_seen = None
             self.states = build(self._param_dicts)
-            self._state_seen = values
+            self._state_seen = [v for d in self._param_dicts if d for v in d.values()]
         return self.states
