@@ -18,7 +18,6 @@
 #include <utility>
 #include <vector>
 
-#include "harness/capture/tensor_capture.h"
 #include "harness/core/build_info.h"
 #include "harness/core/cuda_driver_version.h"
 #include "harness/core/lifeline.h"
@@ -130,9 +129,9 @@ bool SameValues(const py::list& owners, const std::string& attr, bool item, cons
     if (o == Py_None) continue;
     if (PyDict_Check(o)) {
       Py_ssize_t pos = 0;
-      PyObject* key = nullptr;
+      PyObject* dict_key = nullptr;
       PyObject* value = nullptr;
-      while (PyDict_Next(o, &pos, &key, &value)) {
+      while (PyDict_Next(o, &pos, &dict_key, &value)) {
         if (at >= n || PyList_GET_ITEM(seen.ptr(), at) != value) return false;
         ++at;
       }
@@ -313,10 +312,11 @@ PYBIND11_MODULE(_lockstep_probe, m) {
           RecordDiscoveryAt(name, phase, step, where);
         },
         py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "");
+  // Whether a reused list of tensors still holds (_capture_lists.py), checked in C.
+  m.def("same_values", &SameValues, py::arg("owners"), py::arg("attr"), py::arg("item"), py::arg("seen"));
   // The yardstick of bench/probe_overhead.py: (wall, this thread's CPU) seconds that one read of
   // these tensors' bytes takes (harness/trace/read_yardstick.h), to set the probe's own time in its
   // hooks against (probe.busy_seconds, also wall and thread CPU). Contiguous CPU tensors.
-  m.def("same_values", &SameValues, py::arg("owners"), py::arg("attr"), py::arg("item"), py::arg("seen"));
   m.def("read_seconds", [](const std::vector<at::Tensor>& tensors) {
     for (const at::Tensor& t : tensors) {
       if (t.defined() && (!t.device().is_cpu() || !t.is_contiguous() || t.is_sparse())) {
