@@ -28,6 +28,7 @@
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
 #include "probe/capture_list.h"
+#include "probe/gradient_list.h"
 #include "probe/held_works.h"
 #include "probe/probe_session.h"
 #include "probe/recording_process_group.h"
@@ -84,6 +85,26 @@ Captured CaptureWith(CaptureList& list, const std::vector<at::Tensor>& tensors) 
   ThrowIfError(records.status());
   out.records = std::move(records).value();
   return out;
+}
+
+// The gradients of `params` that have one now (`present[i]`), read by the list itself at every
+// capture (probe/gradient_list.h), under the names and groups of a capture list.
+std::shared_ptr<GradientList> MakeGradientList(const ProbeSession& session, const std::vector<std::string>& names,
+                                               std::vector<at::Tensor> params, std::vector<bool> present,
+                                               bool replicated, const std::vector<int>& groups) {
+  Result<std::unique_ptr<GradientList>> list = GradientList::Make(
+      MakeCaptureList(session, "grad", names, replicated, groups), std::move(params), std::move(present));
+  ThrowIfError(list.status());
+  return std::shared_ptr<GradientList>(std::move(list).value());
+}
+
+// The gradients' records now, or None when the parameters holding one are not the list's.
+std::optional<Captured> CaptureGradients(GradientList& list) {
+  py::gil_scoped_release no_gil;
+  Result<std::optional<std::vector<TensorRecord>>> records = list.Capture();
+  ThrowIfError(records.status());
+  if (!records->has_value()) return std::nullopt;
+  return Captured{std::move(**records)};
 }
 
 // The reused lists' identity check (probe/lockstep/_capture_lists.py), walked in C rather than
@@ -271,6 +292,7 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   py::class_<CaptureList, std::shared_ptr<CaptureList>>(m, "CaptureList")
       .def_property_readonly("size", &CaptureList::size)
       .def("capture", &CaptureWith, py::arg("tensors"));
+  py::class_<GradientList, std::shared_ptr<GradientList>>(m, "GradientList").def("capture", &CaptureGradients);
   py::class_<Captured>(m, "Captured").def_property_readonly("size", [](const Captured& c) { return c.records.size(); });
 
   py::class_<ProbeSession, std::shared_ptr<ProbeSession>>(m, "Session")
@@ -288,6 +310,9 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       // A list captured at every step under the same names and groups (_capture_lists.py).
       .def("capture_list", &MakeCaptureList, py::arg("kind"), py::arg("names"), py::arg("replicated") = true,
            py::arg("groups") = std::vector<int>{})
+      // An optimizer's gradients, read from its parameters at every step (_capture_lists.py).
+      .def("gradient_list", &MakeGradientList, py::arg("names"), py::arg("params"), py::arg("present"),
+           py::arg("replicated") = true, py::arg("groups") = std::vector<int>{})
       .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),
            py::arg("optimizer") = std::vector<std::pair<std::string, double>>{}, py::arg("watched") = nullptr,

@@ -26,7 +26,9 @@ ProbeSession::ProbeSession(std::unique_ptr<TraceWriter> writer, std::string path
       start_ns_(NowNs()),
       native_collectives_(writer_.get(), [this] { return WallSeconds(); }, [this] { return step(); }) {}
 
-double ProbeSession::WallSeconds() const { return static_cast<double>(NowNs() - start_ns_) * 1e-9; }
+// Whole microseconds, as lockstep-rank's clock: the trace writes them without the shortest-form
+// search (harness/trace/double_text.h).
+double ProbeSession::WallSeconds() const { return static_cast<double>((NowNs() - start_ns_) / 1000) / 1e6; }
 
 Status ProbeSession::WriteStep(const StepRecord& record) { return writer_->WriteStep(record); }
 

@@ -22,6 +22,7 @@
 // Same bits as DigestTensor/TensorL2Norm.
 #pragma once
 
+#include <c10/util/SmallVector.h>
 #include <torch/types.h>
 
 #include <cstddef>
@@ -79,7 +80,9 @@ class MultiTensorDigest {
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.
   struct SeedCache {
     c10::ScalarType dtype = c10::ScalarType::Undefined;
-    std::vector<int64_t> sizes;
+    // Inline up to 5 dimensions, as TensorImpl keeps them: the cache is compared at every tensor of
+    // every step, and a heap block of its own was one more cold line each after a training step.
+    c10::SmallVector<int64_t, 5> sizes;
     uint64_t seed = 0;
     bool valid = false;
   };

@@ -1,5 +1,7 @@
 #include "harness/capture/tensor_capture.h"
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -17,10 +19,39 @@ void DescribeTensor(std::string_view name, TensorKind kind, const torch::Tensor&
   r.group = std::move(group);
 }
 
+namespace {
+
+// Whether `r` already says what DescribeTensor would write into it.
+bool Describes(const TensorRecord& r, std::string_view name, TensorKind kind, const torch::Tensor& tensor,
+               bool replicated, const std::shared_ptr<const ReplicaGroup>& group) {
+  if (r.kind != kind || r.replicated != replicated || r.group != group || r.name != name) return false;
+  if (!tensor.defined()) return r.numel == 0 && r.dtype == "undefined";
+  return r.numel == tensor.numel() && r.dtype == DtypeName(tensor.scalar_type());
+}
+
+uint64_t NewLayoutId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
 void TensorCapture::Begin(std::vector<TensorRecord>& records) {
+  same_layout_ = false;  // no id came with them to say what they hold
+  step_ = nullptr;
+  finished_ = false;
   records_ = &records;
   size_ = 0;
   digests_.Clear();
+}
+
+void TensorCapture::Begin(StepRecord& record) {
+  // The record's own id, not only its address, vouches for what it holds: another capture may have
+  // filled a record at the same address since.
+  const bool same = finished_ && step_ == &record && record.layout_id != 0 && record.layout_id == layout_id_;
+  Begin(record.tensors);
+  same_layout_ = same;
+  step_ = &record;
 }
 
 Status TensorCapture::Add(std::string_view name, TensorKind kind, const torch::Tensor& tensor, bool replicated,
@@ -28,22 +59,35 @@ Status TensorCapture::Add(std::string_view name, TensorKind kind, const torch::T
   try {
     digests_.Add(tensor);
   } catch (const c10::Error& e) {
+    same_layout_ = false;
     return InternalError("digest of " + std::string(name) + ": " + e.what_without_backtrace());
   }
   std::vector<TensorRecord>& records = *records_;
-  if (size_ == records.size()) records.emplace_back();
-  DescribeTensor(name, kind, tensor, replicated, std::move(group), records[size_++]);
+  if (size_ == records.size()) {
+    records.emplace_back();
+    same_layout_ = false;
+  }
+  TensorRecord& r = records[size_++];
+  // Compared, not written, while the layout is the last list's: the same reads as writing it, and
+  // the writer then need not compare the layout again.
+  if (same_layout_ && Describes(r, name, kind, tensor, replicated, group)) return Status::Ok();
+  same_layout_ = false;
+  DescribeTensor(name, kind, tensor, replicated, std::move(group), r);
   return Status::Ok();
 }
 
 Status TensorCapture::Finish() {
   std::vector<TensorRecord>& records = *records_;
+  if (records.size() != size_) same_layout_ = false;
   records.resize(size_);
   LOCKSTEP_RETURN_IF_ERROR(digests_.Run());
   for (size_t i = 0; i < size_; ++i) {
     records[i].digest = digests_.digest(i);
     records[i].norm = digests_.norm(i);
   }
+  if (!same_layout_) layout_id_ = NewLayoutId();
+  if (step_ != nullptr) step_->layout_id = layout_id_;
+  finished_ = true;
   return Status::Ok();
 }
 

@@ -31,6 +31,11 @@ class TensorCapture {
   // storage, the digests' buffers and descriptor seeds of the last list at the same positions):
   // a step that captures the tensors of the last allocates nothing.
   void Begin(std::vector<TensorRecord>& records);
+  // The same into `record.tensors`, and Finish() sets `record.layout_id` (StepRecord): the id it
+  // had when this list described the same tensors as the last one into the same record, left as
+  // the last Finish() left it; otherwise an id no capture of this process gave before. So the trace
+  // writer need not compare every name of every step with its last `tensors` record.
+  void Begin(StepRecord& record);
 
   // Appends the record of `tensor` (any dtype, device, layout; undefined too). The tensor is read
   // in Finish(): it must stay alive and unchanged until then. `group`: the ranks it is compared
@@ -47,6 +52,12 @@ class TensorCapture {
   MultiTensorDigest digests_;
   std::vector<TensorRecord>* records_ = nullptr;
   size_t size_ = 0;
+  // Whether every record so far already said what Add() would write into it, in records that the
+  // last Finish() left: the layout is the last list's so far.
+  bool same_layout_ = false;
+  StepRecord* step_ = nullptr;  // Begin(StepRecord&)'s record, whose layout_id Finish() sets
+  bool finished_ = false;       // the last list ended with a Finish() that succeeded
+  uint64_t layout_id_ = 0;      // the last id Finish() gave
 };
 
 }  // namespace lockstep

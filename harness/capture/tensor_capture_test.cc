@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,77 @@ TEST(TensorCaptureTest, ASecondListReusesTheRecordsAndLeavesNothingOfTheFirst) {
   EXPECT_EQ(records[0].group, nullptr);
   EXPECT_EQ(records[0].digest, DigestTensor(x));
   EXPECT_EQ(records[0].norm, std::sqrt(18.0));
+}
+
+// A step record captured again with the tensors of its last capture keeps its layout_id; anything a
+// `tensors` record says of a tensor changed, fewer or more tensors, another record, or a list that
+// failed gets an id no capture gave before (TraceWriter then compares the layout).
+TEST(TensorCaptureTest, TheLayoutIdStaysOnlyWhileTheRecordDescribesTheSameTensors) {
+  struct Listed {
+    std::string name;
+    TensorKind kind;
+    torch::Tensor tensor;
+    bool replicated;
+    std::shared_ptr<const ReplicaGroup> group;
+  };
+  const auto dp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 1}, "mesh dim dp"});
+  const std::vector<Listed> base = {{"layer.weight", TensorKind::kParam, torch::ones({4, 2}), true, nullptr},
+                                    {"layer.weight", TensorKind::kGrad, torch::ones({4, 2}), true, dp},
+                                    {"layer.weight#exp_avg", TensorKind::kOptimizerState, torch::Tensor(), false, nullptr}};
+  TensorCapture capture;
+  auto capture_into = [&](StepRecord& record, const std::vector<Listed>& list) {
+    capture.Begin(record);
+    for (const Listed& l : list) EXPECT_TRUE(capture.Add(l.name, l.kind, l.tensor, l.replicated, l.group).ok());
+    EXPECT_TRUE(capture.Finish().ok());
+    EXPECT_EQ(record.tensors.size(), list.size());
+    return record.layout_id;
+  };
+  StepRecord record;
+  const uint64_t first = capture_into(record, base);
+  EXPECT_NE(first, 0u);
+  std::vector<Listed> new_values = base;
+  new_values[0].tensor = torch::full({4, 2}, 3.0);
+  EXPECT_EQ(capture_into(record, new_values), first) << "new values, the same layout";
+  EXPECT_EQ(record.tensors[0].digest, DigestTensor(new_values[0].tensor));
+
+  std::vector<std::pair<std::string, std::function<void(std::vector<Listed>&)>>> changes = {
+      {"a name", [](std::vector<Listed>& l) { l[1].name += "x"; }},
+      {"a kind", [](std::vector<Listed>& l) { l[1].kind = TensorKind::kParam; }},
+      {"an element count", [](std::vector<Listed>& l) { l[0].tensor = torch::ones({4, 3}); }},
+      {"a dtype", [](std::vector<Listed>& l) { l[0].tensor = torch::ones({4, 2}, torch::kFloat64); }},
+      {"undefined", [](std::vector<Listed>& l) { l[0].tensor = torch::Tensor(); }},
+      {"defined", [](std::vector<Listed>& l) { l[2].tensor = torch::zeros({0}); }},
+      {"replicated", [](std::vector<Listed>& l) { l[0].replicated = false; }},
+      {"an equal group in another object", [&](std::vector<Listed>& l) { l[1].group = std::make_shared<const ReplicaGroup>(*dp); }},
+      {"no group", [](std::vector<Listed>& l) { l[1].group = nullptr; }},
+      {"one tensor fewer", [](std::vector<Listed>& l) { l.pop_back(); }},
+      {"one tensor more", [](std::vector<Listed>& l) { l.push_back(l[0]); }},
+  };
+  std::set<uint64_t> ids = {first};
+  for (const auto& [what, change] : changes) {
+    std::vector<Listed> changed = base;
+    change(changed);
+    const uint64_t id = capture_into(record, changed);
+    EXPECT_TRUE(ids.insert(id).second) << what << ": id " << id << " was given before";
+    EXPECT_EQ(capture_into(record, changed), id) << what << ", captured again";
+    const uint64_t back = capture_into(record, base);
+    EXPECT_TRUE(ids.insert(back).second) << what << ", then the first list again: id " << back;
+  }
+  // Another record (a copy carries the id, not the promise), an id someone changed, a list that failed.
+  StepRecord copy = record;
+  EXPECT_TRUE(ids.insert(capture_into(copy, base)).second) << "another record";
+  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "the first record after another";
+  record.layout_id = 0;
+  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "an id set to 0";
+  capture.Begin(record);
+  EXPECT_FALSE(capture.Add("meta", TensorKind::kParam, torch::empty({4}, torch::kMeta), true).ok());
+  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "after a list that failed";
+  // A list into a plain vector of records carries no id and sets none.
+  std::vector<TensorRecord> plain;
+  capture.Begin(plain);
+  ASSERT_TRUE(capture.Add("x", TensorKind::kParam, torch::ones({2}), true).ok());
+  ASSERT_TRUE(capture.Finish().ok());
+  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "after a list into a plain vector";
 }
 
 // A tensor LibTorch cannot read (a meta tensor has no bytes to copy): an error naming it.

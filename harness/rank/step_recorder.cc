@@ -23,7 +23,9 @@ const auto kStart = std::chrono::steady_clock::now();
 }  // namespace
 
 double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
+  // Whole microseconds, which the trace writes without the shortest-form search (double_text.h).
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - kStart);
+  return static_cast<double>(us.count()) / 1e6;
 }
 
 Digest128 StepDigest(const StepRecord& record) {
@@ -190,7 +192,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   record.wall_s = wall_s;
   // The records kept from the last step are reused (issue 38): names, kinds and dtypes tensor by
   // tensor, then the bytes of all tensors in one pass (harness/capture/tensor_capture.h).
-  capture_.Begin(record.tensors);
+  capture_.Begin(record);  // and its layout_id, which spares the writer its comparison
   Status error;
   trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
     if (error.ok()) error = capture_.Add(name, kind, t, replicated);

@@ -68,6 +68,7 @@ class StepRecorder : public CollectiveListener {
   Status status_;
 };
 
+// Seconds since the process started recording, in whole microseconds (exact as the trace writes them).
 double WallSeconds();
 
 // One digest over every replicated tensor of a step: what --fail-fast compares across ranks.

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace lockstep {
 namespace {
 
@@ -51,7 +55,7 @@ inline void PutPairs(uint64_t a, uint64_t b, uint64_t c, char* o) {
 
 }  // namespace
 
-void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
+void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::string& out) {
   const size_t first = out.size();
   out.resize(first + tensors.size() * kTensorTableEntryChars);
   char* o = out.data() + first;
@@ -63,6 +67,64 @@ void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& ou
     o += kTensorTableEntryChars;
   }
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+namespace {
+
+// 12 bytes (the first 12 of `in`) as 16 base64 characters: each 3 bytes spread into 4 bytes of 6
+// bits, then each 6-bit value moved to its character by adding the offset of its range of the
+// alphabet (A-Z, a-z, 0-9, +, /), chosen with one in-register table lookup (W. Mula and D. Lemire,
+// "Faster Base64 Encoding and Decoding Using AVX2 Instructions", 2018, the SSSE3 form).
+__attribute__((target("ssse3"))) inline __m128i Base64Of12Bytes(__m128i in) {
+  in = _mm_shuffle_epi8(in, _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1));
+  const __m128i t0 = _mm_and_si128(in, _mm_set1_epi32(0x0fc0fc00));
+  const __m128i t1 = _mm_mulhi_epu16(t0, _mm_set1_epi32(0x04000040));
+  const __m128i t2 = _mm_and_si128(in, _mm_set1_epi32(0x003f03f0));
+  const __m128i t3 = _mm_mullo_epi16(t2, _mm_set1_epi32(0x01000010));
+  const __m128i indices = _mm_or_si128(t1, t3);
+  // The range of each value: 0-25 (A-Z) 0, 26-51 (a-z) 1, 52-61 (0-9) 2-11, 62 (+) 12, 63 (/) 13.
+  __m128i range = _mm_subs_epu8(indices, _mm_set1_epi8(51));
+  range = _mm_sub_epi8(range, _mm_cmpgt_epi8(indices, _mm_set1_epi8(25)));
+  const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+                                        '0' - 52, '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
+  return _mm_add_epi8(_mm_shuffle_epi8(offsets, range), indices);
+}
+
+__attribute__((target("ssse3"))) void AppendTensorTableSsse3(const std::vector<TensorRecord>& tensors,
+                                                             std::string& out) {
+  const size_t first = out.size();
+  out.resize(first + tensors.size() * kTensorTableEntryChars);
+  char* o = out.data() + first;
+  // An entry's 24 bytes, big-endian words, and 8 more that the second 16-byte load reads past them.
+  alignas(16) unsigned char entry[32] = {};
+  for (const TensorRecord& t : tensors) {
+    uint64_t words[3] = {t.digest.high, t.digest.low, 0};
+    std::memcpy(&words[2], &t.norm, sizeof(words[2]));
+    for (uint64_t& w : words) w = __builtin_bswap64(w);
+    std::memcpy(entry, words, sizeof(words));
+    const __m128i a = Base64Of12Bytes(_mm_load_si128(reinterpret_cast<const __m128i*>(entry)));
+    const __m128i b = Base64Of12Bytes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(entry + 12)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16), b);
+    o += kTensorTableEntryChars;
+  }
+}
+
+}  // namespace
+
+void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
+  static const bool ssse3 = __builtin_cpu_supports("ssse3");
+  if (ssse3) {
+    AppendTensorTableSsse3(tensors, out);
+  } else {
+    AppendTensorTablePortable(tensors, out);
+  }
+}
+#else
+void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
+  AppendTensorTablePortable(tensors, out);
+}
+#endif
 
 std::optional<std::string> ReadTensorTable(std::string_view table, std::vector<TensorRecord>& tensors) {
   if (table.size() != tensors.size() * kTensorTableEntryChars) {

@@ -23,8 +23,13 @@ namespace lockstep {
 inline constexpr size_t kTensorTableEntryBytes = 24;
 inline constexpr size_t kTensorTableEntryChars = 32;
 
-// Appends the table of `tensors` (their digests and norms) to `out`.
+// Appends the table of `tensors` (their digests and norms) to `out`. On x86-64 with SSSE3 (every
+// such CPU since 2006) the base64 is computed 16 characters an instruction sequence, without a
+// table in memory: the table's lookups ran cold after a training step (docs/PERFORMANCE.md).
 void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out);
+// The same text by the portable path, which AppendTensorTable takes elsewhere (tests hold the two
+// to each other).
+void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::string& out);
 
 // Sets digest and norm of every tensors[i] from entry i of `table`. An error text (nothing
 // changed) when `table` is not exactly tensors.size() entries of base64.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <random>
 
 #include "harness/core/testing/temp_dir.h"
 #include "harness/trace/tensor_table.h"
@@ -155,6 +156,40 @@ TEST(TensorTableTest, RoundTripsEveryBitOfDigestsAndNorms) {
     std::memcpy(&b, &out[i].norm, 8);
     EXPECT_EQ(a, b) << i;
   }
+}
+
+// The table is RFC 4648 base64 of each entry's 24 bytes (digest high, digest low, norm bits, each
+// big-endian), by both encoders.
+TEST(TensorTableTest, TheTableIsTheBase64OfEachEntrysBigEndianBytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::mt19937_64 rng(3);
+  // 2000 random entries: each of the 64 values at each of the 32 positions, but with a chance of
+  // 64 * 32 * (63/64)^2000, about 10^-10, of missing one.
+  std::vector<TensorRecord> in(2000);
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint64_t words[3];
+    for (uint64_t& w : words) w = rng();
+    in[i].digest = {words[0], words[1]};
+    std::memcpy(&in[i].norm, &words[2], 8);
+  }
+  std::string want;
+  for (const TensorRecord& t : in) {
+    unsigned char bytes[24];
+    uint64_t words[3] = {t.digest.high, t.digest.low, 0};
+    std::memcpy(&words[2], &t.norm, 8);
+    for (int w = 0; w < 3; ++w) {
+      for (int b = 0; b < 8; ++b) bytes[8 * w + b] = static_cast<unsigned char>(words[w] >> (56 - 8 * b));
+    }
+    for (int g = 0; g < 8; ++g) {
+      const uint32_t v = (uint32_t{bytes[3 * g]} << 16) | (uint32_t{bytes[3 * g + 1]} << 8) | bytes[3 * g + 2];
+      for (int c = 0; c < 4; ++c) want.push_back(kAlphabet[(v >> (18 - 6 * c)) & 63]);
+    }
+  }
+  std::string fast = "x", portable = "x";
+  AppendTensorTable(in, fast);
+  AppendTensorTablePortable(in, portable);
+  EXPECT_EQ(fast, "x" + want);
+  EXPECT_EQ(portable, "x" + want);
 }
 
 TEST(TensorTableTest, ABadTableChangesNothing) {

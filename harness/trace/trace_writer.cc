@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/trace/double_text.h"
 #include "harness/trace/tensor_table.h"
 #include "harness/trace/trace_fields.h"
 #include "harness/trace/trace_record_json.h"
@@ -99,12 +100,13 @@ class JsonLine {
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
     out_.append(buf, r.ptr);
   }
-  // Shortest representation that reads back to the same double; JSON has no NaN or infinity, so
+  // Text that reads back to the same double (double_text.h); JSON has no NaN or infinity, so
   // those are the strings "nan", "inf", "-inf" (the reader maps them back; null reads as NaN).
   void Double(double v) {
     if (std::isnan(v)) { out_ += "\"nan\""; return; }
     if (std::isinf(v)) { out_ += v > 0 ? "\"inf\"" : "\"-inf\""; return; }
-    Number(v);
+    char buf[kDoubleTextMax];
+    out_.append(buf, WriteDoubleText(v, buf));
   }
 
   std::string& out_;
@@ -209,7 +211,9 @@ void TraceWriter::KeepLayout(const std::vector<TensorRecord>& tensors, const std
 Status TraceWriter::WriteStep(const StepRecord& step) {
   std::lock_guard<std::mutex> lock(mu_);
   line_.clear();
-  if (!SameLayout(step.tensors)) {
+  const bool same_id = step.layout_id != 0 && step.layout_id == layout_id_;
+  layout_id_ = step.layout_id;
+  if (!same_id && !SameLayout(step.tensors)) {
     // Names, kinds and shapes once, when they change (step 0, and the step that first has
     // optimizer state), in the same append as the step that needs them; before them, each
     // replica group they name that no earlier record defined.

@@ -79,6 +79,9 @@ class TraceWriter {
 
   // The tensors of the last `tensors` record, flat (SameLayout reads it front to back).
   std::string layout_;
+  // The layout_id of the last step record (StepRecord): a step with the same nonzero id has the
+  // layout of layout_ without comparing it.
+  uint64_t layout_id_ = 0;
   // The replica groups written so far: id i + 1 is groups_[i]. A run defines a handful.
   std::vector<std::shared_ptr<const ReplicaGroup>> groups_;
 };

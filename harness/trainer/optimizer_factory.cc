@@ -1,6 +1,7 @@
 #include "harness/trainer/optimizer_factory.h"
 
 #include <type_traits>
+#include <typeinfo>
 
 namespace lockstep {
 
@@ -47,11 +48,16 @@ void VisitOptimizerState(torch::optim::Optimizer& optimizer, const torch::Tensor
   auto& state = optimizer.state();
   auto it = state.find(StateKey<decltype(state)>(param));
   if (it == state.end()) return;
-  if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
-    if (sgd->momentum_buffer().defined()) visit("momentum_buffer", sgd->momentum_buffer());
-  } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
-    visit("exp_avg", adamw->exp_avg());
-    visit("exp_avg_sq", adamw->exp_avg_sq());
+  // The exact type, not dynamic_cast's walk of the hierarchy: every state tensor of every step
+  // comes through here (the optimizers MakeOptimizer makes keep exactly these two types).
+  torch::optim::OptimizerParamState& s = *it->second;
+  if (typeid(s) == typeid(torch::optim::AdamWParamState)) {
+    auto& adamw = static_cast<torch::optim::AdamWParamState&>(s);
+    visit("exp_avg", adamw.exp_avg());
+    visit("exp_avg_sq", adamw.exp_avg_sq());
+  } else if (typeid(s) == typeid(torch::optim::SGDParamState)) {
+    auto& sgd = static_cast<torch::optim::SGDParamState&>(s);
+    if (sgd.momentum_buffer().defined()) visit("momentum_buffer", sgd.momentum_buffer());
   }
 }
 

@@ -8,8 +8,9 @@ built from are the same objects: the modules' parameter and buffer dicts' values
 optimizers' param groups, the optimizer state's values, the gradients' types. Checking that is
 an identity comparison per tensor, run in C (`_lockstep_probe.same_values` over each module's
 dicts, each param group's list, each state dict; `map(operator.is_, ...)` over lists already
-made), with no LibTorch call: per step the Python side touches lists, not tensors. Only the
-gradients, a new tensor each at every step, are read one by one (`p.grad`).
+made), with no LibTorch call: per step the Python side touches lists, not tensors. The
+gradients, a new tensor each at every step, are read from the parameters in C++ (`GradientList`,
+probe/gradient_list.h), while the parameters holding one are those of the last step.
 
 What that comparison cannot see is watched for by a key that every list carries:
   * a module added to a model (`add_module`, a submodule assigned): torch's global registration
@@ -167,9 +168,10 @@ class ModelLists:
 class OptimizerLists:
     """One optimizer's gradients and state tensors after its step, and the parameters it stepped
     (what `_watch_update` digests). The parameters are reused while its param groups hold the
-    same objects; the gradients' names and groups while every parameter's gradient has the same
-    type (a new gradient tensor every step is the rule: `zero_grad` sets them to None); the
-    state's while it holds the same objects (optimizers update their state in place)."""
+    same objects; the gradients' names and groups while the same parameters hold a gradient, of
+    the same type (a new gradient tensor every step is the rule: `zero_grad` sets them to None;
+    a native list reads them from the parameters); the state's while it holds the same objects
+    (optimizers update their state in place)."""
 
     def __init__(self, optimizer):
         self.optimizer = optimizer
@@ -179,6 +181,7 @@ class OptimizerLists:
         self.watched = None        # TensorList of the named parameters, each once
         self._grad_types = None
         self.grads = None          # TensorList; objects: None (this step's gradients are read)
+        self._grad_native = None   # _lockstep_probe.GradientList of `grads`; None: none yet; False: none
         self._grad_present = None  # indexes into params of the gradients present
         self._state_keys = None    # the state's keys and dicts when _param_dicts was found
         self._state_dicts = None
@@ -193,16 +196,43 @@ class OptimizerLists:
             self.slots = [(gi, pi) for gi, g in enumerate(self.optimizer.param_groups)
                           for pi in range(len(g["params"]))]
             self.watched = build()
-            self._grad_types = self._state_seen = self._state_keys = None
+            self._grad_types = self._grad_native = self._state_seen = self._state_keys = None
             self._key = key
         return self.params
+
+    def capture_grads(self, session, replicas, build):
+        """This step's gradients, digested: a Captured. While the parameters holding a gradient
+        are those of the last step, the native gradient list reads them itself (probe/
+        gradient_list.h: `grad()` in C++, no Python object per gradient); otherwise they are read
+        and listed here, and a new native list made (none for DTensor gradients: their local shards
+        and groups are read at every capture)."""
+        native = self._grad_native
+        if native:
+            captured = native.capture()
+            if captured is not None:
+                return captured
+            self._grad_native = None
+        grads, present = self.grads_now(build)
+        if self.grads.dtensors is None and self._grad_native is None:
+            held = [False] * len(self.params)
+            for i in self._grad_present:
+                held[i] = True
+            native = session.gradient_list(self.grads.names, self.params, held, True, self.grads.groups)
+            captured = native.capture()
+            if captured is not None:
+                self._grad_native = native
+                return captured
+            # C++ sees other gradients than `p.grad` does (a subclass's own `grad`): read here
+            # until the list changes.
+            self._grad_native = False
+        return grads.capture(session, "grad", True, replicas, present)
 
     def grads_now(self, build):
         """This step's gradients: (TensorList, the gradients present in its order)."""
         grads = [p.grad for p in self.params]
         types = list(map(type, grads))
         if types != self._grad_types:
-            self._grad_types = None
+            self._grad_types = self._grad_native = None
             self._grad_present = [i for i, g in enumerate(grads) if g is not None]
             self.grads = build(self._grad_present, grads)
             self._grad_types = types

@@ -475,8 +475,7 @@ def _capture_optimizer(optimizer):
     state = optimizer.optim.state if sharded else optimizer.state
     lists = _optimizer_lists(optimizer, index)
     s = st.session
-    grads, present = lists.grads_now(lambda present, grads: _grad_list(lists, index, present, grads))
-    st.parts.append(grads.capture(s, "grad", True, replicas, present))
+    st.parts.append(lists.capture_grads(s, replicas, lambda present, grads: _grad_list(lists, index, present, grads)))
     # ZeroRedundancyOptimizer keeps each rank's shard of the state: not compared across ranks.
     states = lists.states_now(state, lambda dicts: _state_list(lists, index, dicts))
     st.parts.append(states.capture(s, "optimizer_state", not sharded, replicas))

@@ -264,17 +264,32 @@ TEST(ProbeCases, Fsdp1HybridShardIsComparedWithinItsReplicateGroup) {
 TEST(ProbeCases, ReusedListsSeeEveryChangeAtItsStep) {
   RunCatalogEntry(kPrograms / "reused_lists.expect.json", {}, true, [](const RunOutcome& o) {
     ASSERT_EQ(o.traces.size(), 3u);
-    auto digest = [&](size_t rank, int64_t step, const std::string& name) -> std::optional<Digest128> {
+    auto record = [&](size_t rank, int64_t step, TensorKind kind, const std::string& name) -> const TensorRecord* {
       const std::map<int64_t, const StepRecord*> steps = StepsByNumber(o.traces[rank]);
       auto it = steps.find(step);
-      if (it == steps.end()) return std::nullopt;
+      if (it == steps.end()) return nullptr;
       for (const TensorRecord& t : it->second->tensors) {
-        if (t.kind == TensorKind::kParam && t.name == name) return t.digest;
+        if (t.kind == kind && t.name == name) return &t;
       }
-      return std::nullopt;
+      return nullptr;
+    };
+    auto digest = [&](size_t rank, int64_t step, const std::string& name) -> std::optional<Digest128> {
+      const TensorRecord* t = record(rank, step, TensorKind::kParam, name);
+      return t ? std::optional<Digest128>(t->digest) : std::nullopt;
     };
     for (size_t r = 0; r < 3; ++r) {
       SCOPED_TRACE("rank " + std::to_string(r));
+      // The gradient dropped at step 3 (every rank), there again from step 4.
+      for (int64_t step : {2, 3, 4, 6}) {
+        const TensorRecord* g = record(r, step, TensorKind::kGrad, "b.weight");
+        if (step == 3) {
+          EXPECT_EQ(g, nullptr) << "step 3 recorded a gradient of b.weight, dtype " << g->dtype;
+        } else {
+          ASSERT_NE(g, nullptr) << "step " << step;
+          EXPECT_EQ(g->dtype, "float32") << "step " << step;
+          EXPECT_EQ(g->numel, 64) << "step " << step;
+        }
+      }
       EXPECT_FALSE(digest(r, 4, "extra.weight").has_value());
       for (int64_t step : {5, 6}) {
         EXPECT_TRUE(digest(r, step, "extra.weight").has_value()) << "step " << step;

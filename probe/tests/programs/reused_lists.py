@@ -5,6 +5,9 @@ keep every other tensor equal, so each change is its own finding:
   * step 2, rank 1: a weight's storage replaced (`p.data = ...`): the same Parameter object;
   * step 3, rank 2: a buffer replaced by writing the module's dict directly (as FSDP2 swaps its
     parameters), which no registration hook sees;
+  * step 3, every rank: b.weight's gradient dropped before the optimizer's step (Adam skips the
+    parameter): step 3's records hold no gradient of it, step 4's hold it again (the gradients
+    are read by a native list while the same parameters hold one: probe/gradient_list.h);
   * step 4, rank 0: an Adam moment replaced by a new tensor. The state is captured right after
     the optimizer's step, so the new tensor is first read at step 5;
   * step 5, every rank: a submodule added (`setattr`), initialized alike on ranks 0 and 1 only:
@@ -39,6 +42,8 @@ def main():
     for step in range(1, 7):
         optimizer.zero_grad()
         nn.functional.mse_loss(ddp(torch.randn(8, 8, generator=data)), torch.zeros(8, 4)).backward()
+        if step == 3:
+            model.b.weight.grad = None
         optimizer.step()
         with torch.no_grad():
             if step == 2 and rank == 1:

@@ -1,0 +1,38 @@
+#include "probe/gradient_list.h"
+
+#include <string>
+#include <utility>
+
+namespace lockstep::probe {
+
+Result<std::unique_ptr<GradientList>> GradientList::Make(std::shared_ptr<CaptureList> list,
+                                                         std::vector<torch::Tensor> params,
+                                                         std::vector<bool> present) {
+  if (list == nullptr) return InvalidArgumentError("gradient list: no capture list");
+  if (present.size() != params.size()) {
+    return InvalidArgumentError("gradient list: " + std::to_string(present.size()) + " presence flags for " +
+                                std::to_string(params.size()) + " parameters");
+  }
+  size_t n = 0;
+  for (const bool p : present) n += p ? 1 : 0;
+  if (n != list->size()) {
+    return InvalidArgumentError("gradient list: " + std::to_string(n) + " gradients present for a list of " +
+                                std::to_string(list->size()));
+  }
+  return std::unique_ptr<GradientList>(new GradientList(std::move(list), std::move(params), std::move(present)));
+}
+
+Result<std::optional<std::vector<TensorRecord>>> GradientList::Capture() {
+  // Read and checked before anything is digested: a list that no longer holds captures nothing.
+  std::vector<torch::Tensor> grads;
+  grads.reserve(list_->size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const torch::Tensor& g = params_[i].grad();
+    if (g.defined() != present_[i]) return std::optional<std::vector<TensorRecord>>();
+    if (present_[i]) grads.push_back(g);
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<TensorRecord> records, list_->Capture(grads));
+  return std::optional<std::vector<TensorRecord>>(std::move(records));
+}
+
+}  // namespace lockstep::probe
