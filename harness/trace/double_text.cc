@@ -28,7 +28,7 @@ char* WriteDoubleText(double v, char* out) {
     const double scaled = std::nearbyint(v * kMicro);
     // Division is correctly rounded, as is reading the decimal back: both give the double nearest
     // to k / 10^6, so the text is exact exactly when this holds. -0.0 keeps its sign through both
-    // steps but has no integer k: it is the shortest form's "-0".
+    // steps but has no integer k: it is written below ("-0.0").
     if (SameBits(scaled / kMicro, v) && !(v == 0 && std::signbit(v))) {
       int64_t k = static_cast<int64_t>(scaled);
       if (k < 0) {
