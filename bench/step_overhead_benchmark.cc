@@ -24,7 +24,9 @@
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
 //                  on CUDA, the communicator staged through host memory as gloo's is; each step
-//                  ends with a device synchronization so that its kernels are inside its time)
+//                  ends with a device synchronization so that its kernels are inside its time;
+//                  a third trainer with the asynchronous capture where the build has it:
+//                  async_ms, async_overhead_pct)
 //   mpirun -np 2 lockstep-bench --benchmark_filter=MpiStepOverhead  (2 ranks, mpi communicator)
 //   mpirun -np 4 --oversubscribe lockstep-bench --benchmark_filter=MpiStepOverhead  (4 ranks; on
 //   fewer cores than ranks they share them)
@@ -71,7 +73,10 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-enum class Mode { kPlain, kChecks, kFailFast };
+// kAsyncChecks: kChecks with the CUDA capture off the host's path (StepRecorder::CaptureAsync, as
+// lockstep-rank with LOCKSTEP_ASYNC_CAPTURE=1): the training stream waits for the last captures'
+// reads before each step, and a step's record is written when its digests land.
+enum class Mode { kPlain, kChecks, kFailFast, kAsyncChecks };
 
 // The bytes yardstick's piece callbacks (DigestChunkInPieces): a piece's squares into the lanes,
 // or nothing for a dtype the capture does not sum.
@@ -175,12 +180,16 @@ class SteppedRank {
       RECORD_USER_SCOPE("lockstep.heartbeat");  // as run_rank.cc names it
       LOCKSTEP_RETURN_IF_ERROR(writer_->WriteHeartbeat(step_, WallSeconds()));
     }
+    if (mode_ == Mode::kAsyncChecks) LOCKSTEP_RETURN_IF_ERROR(recorder_->GuardOverwrite());
     check_seconds_ += Since(t0);
     LOCKSTEP_ASSIGN_OR_RETURN(StepStats stats, trainer_->Step(step_));
     LOCKSTEP_RETURN_IF_ERROR(Record(step_, &stats));
     Synchronize();
     return recorder_->status();
   }
+
+  // The asynchronous capture's records still in flight, written (the run's end; nothing otherwise).
+  Status Drain() { return recorder_ ? recorder_->FinishAsync(/*wait=*/true) : Status::Ok(); }
 
   double check_seconds() const { return check_seconds_; }
   // The parts of the last step's check time: digests and norms, and the step record's write.
@@ -261,6 +270,14 @@ class SteppedRank {
   // run_rank.cc's Record: capture, write, and for fail-fast the cross-rank comparison.
   Status Record(int64_t step, const StepStats* stats) {
     auto t0 = Clock::now();
+    if (mode_ == Mode::kAsyncChecks) {
+      // Begins the step's capture and writes the earlier steps' records that have landed.
+      LOCKSTEP_RETURN_IF_ERROR(recorder_->CaptureAsync(*trainer_, step, stats, WallSeconds()));
+      capture_seconds_ = Since(t0);
+      write_seconds_ = 0.0;
+      check_seconds_ += capture_seconds_;
+      return Status::Ok();
+    }
     StepRecord& record = record_;
     LOCKSTEP_RETURN_IF_ERROR(recorder_->Capture(*trainer_, step, stats, WallSeconds(), record));
     capture_seconds_ = Since(t0);
@@ -327,6 +344,7 @@ class ScratchDir {
 
 struct Samples {
   std::vector<double> plain, checks, failfast, checks_direct, failfast_direct, capture, write;
+  std::vector<double> async;    // the CUDA trainer with the asynchronous capture (kAsyncChecks)
   std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
   std::vector<double> read;     // one read of the captured bytes (the plain trainer's state)
   std::vector<double> bytes;    // the capture's work on those bytes alone (hash and squares)
@@ -352,6 +370,10 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     state.counters["failfast_ms"] = bench::Median(s.failfast) * 1e3;
     state.counters["failfast_overhead_pct"] = MedianPairedDifference(s.failfast, s.plain) / plain * 100.0;
     state.counters["failfast_direct_pct"] = bench::Median(s.failfast_direct) / plain * 100.0;
+  }
+  if (!s.async.empty()) {
+    state.counters["async_ms"] = bench::Median(s.async) * 1e3;
+    state.counters["async_overhead_pct"] = MedianPairedDifference(s.async, s.plain) / plain * 100.0;
   }
   if (!s.compare.empty()) {
     // What the in-band comparison costs and moves per step: the digest over the replicated
@@ -475,14 +497,28 @@ void BM_CudaStepOverhead(benchmark::State& state, Config config) {
   if (!plain.ok() || !checked.ok()) {
     return state.SkipWithError((plain.ok() ? checked.status() : plain.status()).ToString().c_str());
   }
+  // A third trainer with the asynchronous capture (async_ms, async_overhead_pct), where this build
+  // has it: what LOCKSTEP_ASYNC_CAPTURE=1 would cost lockstep-rank, beside the default.
+  ThreadWorld async_world(1);
+  std::unique_ptr<SteppedRank> async;
+  if (StepRecorder::AsyncCaptureUnavailable().empty()) {
+    auto made = SteppedRank::Create(*scenario, async_world.Join(0), Mode::kAsyncChecks, dir / "rank-0-async.trace", cuda);
+    if (!made.ok()) return state.SkipWithError(made.status().ToString().c_str());
+    async = std::move(made).value();
+  }
   Samples s;
   for (auto _ : state) {
     Status st = TimedStep(**plain, false, s.plain, nullptr);
     if (st.ok()) st = TimedStep(**checked, false, s.checks, &s.checks_direct);
+    if (st.ok() && async) st = TimedStep(*async, false, s.async, nullptr);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     s.capture.push_back((*checked)->capture_seconds());
     s.write.push_back((*checked)->write_seconds());
     state.SetIterationTime(s.plain.back() + s.checks.back());
+  }
+  if (async) {
+    const Status drained = async->Drain();
+    if (!drained.ok()) return state.SkipWithError(drained.ToString().c_str());
   }
   ProfileBoth(state, std::string("cuda-") + ConfigName(config), **plain, **checked, true);
   Report(state, s, (*checked)->tensors());

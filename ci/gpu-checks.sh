@@ -451,7 +451,8 @@ digest_gpu_tests="CudaDigestTest.MatchesCpuOnOddSizes CudaDigestTest.DtypeAndSha
   CudaCaptureDeviceTest.StepsLandInOrderAcrossSlots"
 sdpa_gpu_tests="AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda"
 staging_gpu_tests="HostStagingCommunicatorCudaTest.CudaTensorsReachTheBackendOnlyInHostMemory"
-probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice"
+probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice ProbeCases.CudaTensorsAreDigestedOnTheDeviceDeferred
+  DeferredStepsTest.CudaListsLandWithTheDefinitionsBits"
 cupti_gpu_tests="CuptiDiscoveryGpuTest.RecordsEachDeviceCountOnceAndTheFirstInit"
 ctest_jobs=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
 
@@ -512,8 +513,10 @@ if want cost && needs cost lockstep lockstep-bench; then
     --benchmark_out_format=json || rc=$?
   gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
   cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
-  # Bare under torchrun, then under lockstep exec (the probe), twice each, alternating; the first
-  # pair profiles 5 steps after its timed ones (rank 0's trace; ci/gpu-ddp-step.py).
+  # Bare under torchrun, then under lockstep exec (the probe), then under lockstep exec with the
+  # probe's digests deferred to a side stream (LOCKSTEP_ASYNC_CAPTURE=1, probe/deferred_steps.h),
+  # twice each, alternating; the first pair profiles 5 steps after its timed ones (rank 0's trace;
+  # ci/gpu-ddp-step.py).
   for repeat in 1 2; do
     profile_none="" profile_probe=""
     [[ $repeat -eq 1 ]] && profile_none=$out/cost/profile/ddp-none.json profile_probe=$out/cost/profile/ddp-probe.json
@@ -521,6 +524,9 @@ if want cost && needs cost lockstep lockstep-bench; then
       --nproc-per-node "$cost_ranks" "$root/ci/gpu-ddp-step.py" || true
     DDP_STEP_PROFILE=$profile_probe bounded "cost-exec-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" \
       --launcher local --recorders none --name "ddp_step$repeat" --out "$out/cost/exec$repeat" \
+      -- "$python" "$root/ci/gpu-ddp-step.py" || true
+    LOCKSTEP_ASYNC_CAPTURE=1 bounded "cost-deferred-$repeat.log" "$bin/lockstep" exec --ranks "$cost_ranks" \
+      --launcher local --recorders none --name "ddp_step_deferred$repeat" --out "$out/cost/deferred$repeat" \
       -- "$python" "$root/ci/gpu-ddp-step.py" || true
   done
   verdict=$("$python" - "$out" "$rc" "$root/ci/gpu-profile-breakdown.py" <<'PY'
@@ -542,6 +548,9 @@ try:
         figures["transformer_overhead_pct"] = round(b["overhead_pct"], 1)
         figures["transformer_direct_pct"] = round(b["direct_pct"], 1)
         figures["transformer_tensors"] = int(b["tensors"])
+        if "async_overhead_pct" in b:
+            # The same steps with lockstep-rank's asynchronous capture (LOCKSTEP_ASYNC_CAPTURE=1).
+            figures["transformer_x_checks_async"] = round(1 + b["async_overhead_pct"] / 100, 3)
 except (OSError, ValueError, KeyError) as e:
     problems.append(f"lockstep-bench (exit {bench_rc}) left no figures: {e}")
 
@@ -552,33 +561,44 @@ def step_s(log):
             return json.loads(line[i + len("ddp-step "):])
     return None
 
-pairs = []
-for repeat in (1, 2):
-    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
-    exec_dir = out / "cost" / f"exec{repeat}"
+def under_exec(kind, repeat):
+    """The exec run's ddp-step line, with its report's outcome checked; None when it printed none."""
+    exec_dir = out / "cost" / f"{kind}{repeat}"
     logs = sorted(exec_dir.glob("*/logs/rank-0.log"))
     under = step_s(logs[0]) if logs else None
     report = exec_dir / "report.json"
     if report.exists():
         for sc in json.loads(report.read_text()).get("scenarios", []):
-            tests.append(f"exec:{sc.get('id')}")
+            tests.append(f"{kind}:{sc.get('id')}")
             if sc.get("outcome") != "pass":
-                problems.append(f"exec{repeat}: outcome {sc.get('outcome')}: " + (sc.get("reason") or "")[:160] + " "
+                problems.append(f"{kind}{repeat}: outcome {sc.get('outcome')}: " + (sc.get("reason") or "")[:160] + " "
                                 + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
     else:
-        problems.append(f"exec{repeat}: no report.json (see out/gpu/cost-exec-{repeat}.log)")
+        problems.append(f"{kind}{repeat}: no report.json (see out/gpu/cost-{kind}-{repeat}.log)")
+    if under is None:
+        problems.append(f"{kind} run {repeat} printed no ddp-step line")
+    return under
+
+pairs, deferred_pairs = [], []
+for repeat in (1, 2):
+    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
     if bare is None:
         problems.append(f"bare run {repeat} printed no ddp-step line (see out/gpu/cost-bare-{repeat}.log)")
-    if under is None:
-        problems.append(f"exec run {repeat} printed no ddp-step line")
+    under = under_exec("exec", repeat)
+    deferred = under_exec("deferred", repeat)
     if bare and under:
         pairs.append((bare, under))
+    if bare and deferred:
+        deferred_pairs.append((bare, deferred))
 if pairs:
     figures["ddp_step_ms_bare"] = round(statistics.median(b["step_s"] for b, _ in pairs) * 1e3, 3)
     figures["ddp_step_ms_probe"] = round(statistics.median(u["step_s"] for _, u in pairs) * 1e3, 3)
     figures["ddp_x_probe"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in pairs), 3)
     figures["ddp_ranks"] = pairs[0][0]["world_size"]
     figures["ddp_parameters"] = pairs[0][0]["parameters"]
+if deferred_pairs:
+    figures["ddp_step_ms_probe_deferred"] = round(statistics.median(u["step_s"] for _, u in deferred_pairs) * 1e3, 3)
+    figures["ddp_x_probe_deferred"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in deferred_pairs), 3)
 
 # The profiles: where the difference goes (ci/gpu-profile-breakdown.py; its tables go into
 # docs/PERFORMANCE.md beside the ratios).
@@ -1000,12 +1020,17 @@ if perf.exists() and "transformer_x_checks" in f:
            f"took {f['ddp_step_ms_bare']} ms bare under torchrun and {f['ddp_step_ms_probe']} ms under "
            f"`lockstep exec` (the probe): **x{f['ddp_x_probe']}**."
            if "ddp_x_probe" in f else "The CUDA DDP program gave no figure (see docs/gpu-results.json).")
+    if "ddp_x_probe_deferred" in f:
+        ddp += (f" With the probe's digests deferred to a side stream (`LOCKSTEP_ASYNC_CAPTURE=1`): "
+                f"{f['ddp_step_ms_probe_deferred']} ms, **x{f['ddp_x_probe_deferred']}**.")
     para = (f"Measured on {started} on {gpu} (torch {torch_v}, CUDA {cuda_v}), one call of `ci/gpu-checks.sh`, "
             f"check `cost`, both sides in the same call. The default transformer on CUDA "
             f"({f['transformer_tensors']} tensors, 1 rank, `BM_CudaStepOverhead`, paired step by step): "
             f"{f['transformer_step_ms_none']} ms a step without checks, {f['transformer_step_ms_checks']} ms "
             f"with the default checks: **x{f['transformer_x_checks']}** (overhead {f['transformer_overhead_pct']}%, "
-            f"the check sections timed directly {f['transformer_direct_pct']}%). " + ddp)
+            f"the check sections timed directly {f['transformer_direct_pct']}%)"
+            + (f"; with the asynchronous capture (`LOCKSTEP_ASYNC_CAPTURE=1`) **x{f['transformer_x_checks_async']}**"
+               if "transformer_x_checks_async" in f else "") + ". " + ddp)
     # The profiles' tables (check cost, ci/gpu-profile-breakdown.py): where the difference goes.
     tables = [p.read_text() for p in (Path(results).parent / "cost/profile" / f"{n}.md" for n in ("transformer", "ddp"))
               if p.exists()]

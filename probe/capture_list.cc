@@ -7,10 +7,10 @@
 
 namespace lockstep::probe {
 
-CaptureList::CaptureList(TensorKind kind, std::vector<ListedTensor> entries)
-    : kind_(kind), entries_(std::move(entries)) {}
+CaptureList::CaptureList(TensorKind kind, std::vector<ListedTensor> entries, std::shared_ptr<DeferredSteps> deferred)
+    : kind_(kind), entries_(std::move(entries)), deferred_(std::move(deferred)) {}
 
-Result<std::vector<TensorRecord>> CaptureList::Capture(const std::vector<torch::Tensor>& tensors) {
+Result<Captured> CaptureList::Capture(const std::vector<torch::Tensor>& tensors, bool may_defer) {
   if (tensors.size() != entries_.size()) {
     return InvalidArgumentError("capture: " + std::to_string(tensors.size()) + " tensors for a list of " +
                            std::to_string(entries_.size()));
@@ -19,7 +19,8 @@ Result<std::vector<TensorRecord>> CaptureList::Capture(const std::vector<torch::
   // the capture computes from them (a view made contiguous, a dense copy, a device norm) must not
   // be recorded for autograd.
   torch::NoGradGuard no_grad;
-  std::vector<TensorRecord> records;
+  Captured out;
+  std::vector<TensorRecord>& records = out.records;
   records.reserve(entries_.size());
   // Sparse tensors' dense copies, alive until Finish: the capture reads bytes where they are.
   std::deque<torch::Tensor> dense;
@@ -40,8 +41,20 @@ Result<std::vector<TensorRecord>> CaptureList::Capture(const std::vector<torch::
     }
     LOCKSTEP_RETURN_IF_ERROR(capture_.Add(e.name, kind_, *t, e.shared, e.group));
   }
+  if (may_defer && deferred_) {
+    if (const std::optional<BufferPlace> place = capture_.Buffers(buffers_)) {
+      std::vector<torch::Tensor> keep(tensors.begin(), tensors.end());
+      keep.insert(keep.end(), dense.begin(), dense.end());
+      LOCKSTEP_ASSIGN_OR_RETURN(out.pending, deferred_->Begin(*place, buffers_, std::move(keep)));
+      if (out.pending != 0) {
+        capture_.FinishLater();
+        return out;
+      }
+    }
+  }
+  if (may_defer && deferred_) deferred_->NoteDigestedAtOnce();
   LOCKSTEP_RETURN_IF_ERROR(capture_.Finish());
-  return records;
+  return out;
 }
 
 }  // namespace lockstep::probe

@@ -22,17 +22,24 @@ Result<std::unique_ptr<GradientList>> GradientList::Make(std::shared_ptr<Capture
   return std::unique_ptr<GradientList>(new GradientList(std::move(list), std::move(params), std::move(present)));
 }
 
-Result<std::optional<std::vector<TensorRecord>>> GradientList::Capture() {
+const torch::Tensor* GradientList::first_param() const {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (present_[i]) return &params_[i];
+  }
+  return nullptr;
+}
+
+Result<std::optional<Captured>> GradientList::Capture(bool may_defer) {
   // Read and checked before anything is digested: a list that no longer holds captures nothing.
   std::vector<torch::Tensor> grads;
   grads.reserve(list_->size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const torch::Tensor& g = params_[i].grad();
-    if (g.defined() != present_[i]) return std::optional<std::vector<TensorRecord>>();
+    if (g.defined() != present_[i]) return std::optional<Captured>();
     if (present_[i]) grads.push_back(g);
   }
-  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<TensorRecord> records, list_->Capture(grads));
-  return std::optional<std::vector<TensorRecord>>(std::move(records));
+  LOCKSTEP_ASSIGN_OR_RETURN(Captured captured, list_->Capture(grads, may_defer));
+  return std::optional<Captured>(std::move(captured));
 }
 
 }  // namespace lockstep::probe

@@ -30,7 +30,13 @@ class GradientList {
 
   // The records of the gradients the parameters hold now; nullopt (nothing captured) when the
   // parameters holding one are not those the list was made for. Errors as CaptureList::Capture's.
-  Result<std::optional<std::vector<TensorRecord>>> Capture();
+  // `may_defer` as CaptureList::Capture's.
+  Result<std::optional<Captured>> Capture(bool may_defer = false);
+
+  bool deferrable() const { return list_->deferrable(); }
+  void NoteDigestedAtOnce() { list_->NoteDigestedAtOnce(); }
+  // A parameter with a gradient: where the gradients are (null: none present).
+  const torch::Tensor* first_param() const;
 
  private:
   GradientList(std::shared_ptr<CaptureList> list, std::vector<torch::Tensor> params, std::vector<bool> present)

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/capture/async_capture_setting.h"
 #include "harness/core/build_info.h"
 #include "harness/core/cuda_driver_version.h"
 #include "harness/core/lifeline.h"
@@ -28,6 +30,7 @@
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
 #include "probe/capture_list.h"
+#include "probe/deferred_steps.h"
 #include "probe/gradient_list.h"
 #include "probe/held_works.h"
 #include "probe/probe_session.h"
@@ -41,12 +44,6 @@ namespace {
 void ThrowIfError(const Status& s) {
   if (!s.ok()) throw std::runtime_error(s.ToString());
 }
-
-// Tensor records digested at one moment (gradients right after the optimizer step, before the
-// program zeroes them), written later as part of a step record.
-struct Captured {
-  std::vector<TensorRecord> records;
-};
 
 // A list's entries as the probe names them: `groups[i]` is tensor i's replica group id
 // (ProbeSession::DefineReplicaGroup), 0 for the whole world, -1 for a tensor no other rank must
@@ -72,19 +69,32 @@ std::shared_ptr<CaptureList> MakeCaptureList(const ProbeSession& session, const 
       e.group = std::move(g).value();
     }
   }
-  return std::make_shared<CaptureList>(*kind, std::move(entries));
+  return std::make_shared<CaptureList>(*kind, std::move(entries), session.deferred());
+}
+
+// Whether the program's work on tensors like `t` is queued where DeferredSteps orders a capture:
+// host tensors, or CUDA tensors whose device's current stream is its default one (the legacy
+// default stream, handle 0). Asked of torch.cuda with the GIL held, only for a deferrable list.
+bool MayDefer(const at::Tensor* t) {
+  if (t == nullptr || !t->defined() || !t->is_cuda()) return true;
+  const py::object stream = py::module_::import("torch.cuda").attr("current_stream")(t->get_device());
+  return stream.attr("cuda_stream").cast<uint64_t>() == 0;
 }
 
 // The records of `tensors` under `list`'s names, as lockstep-rank captures a step
 // (harness/capture/tensor_capture.h): the bookkeeping tensor by tensor, then every byte hashed
 // and summed in one pass.
-Captured CaptureWith(CaptureList& list, const std::vector<at::Tensor>& tensors) {
-  Captured out;
+// `deferrable`: the digests may land later (DeferredSteps), where the session defers captures.
+Captured CaptureWith(CaptureList& list, const std::vector<at::Tensor>& tensors, bool deferrable) {
+  bool may_defer = deferrable && list.deferrable();
+  if (may_defer && !MayDefer(tensors.empty() ? nullptr : &tensors.front())) {
+    may_defer = false;
+    list.NoteDigestedAtOnce();
+  }
   py::gil_scoped_release no_gil;  // hashing takes a while; the program's other threads may run
-  Result<std::vector<TensorRecord>> records = list.Capture(tensors);
-  ThrowIfError(records.status());
-  out.records = std::move(records).value();
-  return out;
+  Result<Captured> captured = list.Capture(tensors, may_defer);
+  ThrowIfError(captured.status());
+  return std::move(captured).value();
 }
 
 // The gradients of `params` that have one now (`present[i]`), read by the list itself at every
@@ -100,11 +110,15 @@ std::shared_ptr<GradientList> MakeGradientList(const ProbeSession& session, cons
 
 // The gradients' records now, or None when the parameters holding one are not the list's.
 std::optional<Captured> CaptureGradients(GradientList& list) {
+  bool may_defer = list.deferrable();
+  if (may_defer && !MayDefer(list.first_param())) {
+    may_defer = false;
+    list.NoteDigestedAtOnce();
+  }
   py::gil_scoped_release no_gil;
-  Result<std::optional<std::vector<TensorRecord>>> records = list.Capture();
-  ThrowIfError(records.status());
-  if (!records->has_value()) return std::nullopt;
-  return Captured{std::move(**records)};
+  Result<std::optional<Captured>> captured = list.Capture(may_defer);
+  ThrowIfError(captured.status());
+  return std::move(captured).value();
 }
 
 // The reused lists' identity check (probe/lockstep/_capture_lists.py), walked in C rather than
@@ -213,19 +227,11 @@ std::vector<TpInputRecord> FoldTpInputs(const std::vector<TpInput>& inputs) {
   return out;
 }
 
-void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
-               const std::vector<const Captured*>& parts,
-               const std::vector<std::pair<std::string, double>>& optimizer, const Captured* watched,
-               const std::vector<TpInput>& tp_inputs) {
-  StepRecord record;
-  record.optimizer = optimizer;
-  record.tp_inputs = FoldTpInputs(tp_inputs);
+// A step's record from its parts, whose digests and norms are set. `base` holds what was known
+// when the program's step ended (step, loss, lr, wall_s, settings, tensor-parallel inputs).
+StepRecord AssembleStep(StepRecord base, const std::vector<const Captured*>& parts, const Captured* watched) {
+  StepRecord record = std::move(base);
   if (watched != nullptr) record.edited_after_update = EditedAfterUpdate(parts, *watched);
-  record.step = step;
-  record.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
-  record.loss_reported = loss.has_value();
-  record.lr = lr.value_or(0.0);
-  record.wall_s = session.WallSeconds();
   size_t n = 0;
   for (const Captured* p : parts) n += p->records.size();
   record.tensors.reserve(n);
@@ -242,7 +248,58 @@ void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, 
   }
   // The global norm of the gradients the optimizer saw, from their recorded norms.
   record.grad_norm = any_grad ? std::sqrt(grad_sq) : std::numeric_limits<double>::quiet_NaN();
-  ThrowIfError(session.WriteStep(record));
+  return record;
+}
+
+// Writes the steps whose deferred digests have landed (all of them with `wait`).
+void FlushDeferred(ProbeSession& session, bool wait) {
+  DeferredSteps* deferred = session.deferred().get();
+  if (deferred == nullptr) return;
+  Status flushed;
+  {
+    py::gil_scoped_release no_gil;  // waiting for the device, the program's other threads may run
+    flushed = deferred->Flush(wait, [&](const StepRecord& r) { return session.WriteStep(r); });
+  }
+  if (!flushed.ok() && wait) {
+    // The trace names what it will never hold: the steps trained whose records were lost.
+    std::string lost;
+    for (int64_t step : deferred->StepsInFlight()) lost += (lost.empty() ? "" : ", ") + std::to_string(step);
+    (void)session.WriteLog("asynchronous capture: steps not recorded: " + (lost.empty() ? "none" : lost) + " (" +
+                           flushed.ToString() + ")");
+  }
+  ThrowIfError(flushed);
+}
+
+void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
+               const std::vector<const Captured*>& parts,
+               const std::vector<std::pair<std::string, double>>& optimizer, const Captured* watched,
+               const std::vector<TpInput>& tp_inputs) {
+  StepRecord base;
+  base.optimizer = optimizer;
+  base.tp_inputs = FoldTpInputs(tp_inputs);
+  base.step = step;
+  base.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
+  base.loss_reported = loss.has_value();
+  base.lr = lr.value_or(0.0);
+  base.wall_s = session.WallSeconds();
+  const std::shared_ptr<DeferredSteps>& deferred = session.deferred();
+  if (deferred == nullptr) {
+    ThrowIfError(session.WriteStep(AssembleStep(std::move(base), parts, watched)));
+    return;
+  }
+  // Copies: the parts are the program's probe's objects, the step may be written later.
+  std::vector<Captured> copies;
+  copies.reserve(parts.size());
+  for (const Captured* p : parts) copies.push_back(*p);
+  std::optional<Captured> watched_copy;
+  if (watched != nullptr) watched_copy = *watched;
+  deferred->Add(step, std::move(copies), std::move(watched_copy),
+                [base = std::move(base)](const std::vector<Captured>& landed, const Captured* w) -> Result<StepRecord> {
+                  std::vector<const Captured*> pointers;
+                  for (const Captured& c : landed) pointers.push_back(&c);
+                  return AssembleStep(base, pointers, w);
+                });
+  FlushDeferred(session, /*wait=*/false);
 }
 
 std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dict& h) {
@@ -261,8 +318,18 @@ std::shared_ptr<ProbeSession> OpenSession(const std::string& path, const py::dic
   // Read here, after the program's own os.environ changes (which Python passes to the C
   // environment), from the same list lockstep-rank records.
   header.environment = RecordedEnvironment();
+  // The digests off the host's critical path (probe/deferred_steps.h): asked for, not the default
+  // until a GPU run has shown it (docs/GPU.md), as lockstep-rank's. Read before the trace is
+  // opened: a value refused leaves no trace behind.
+  const char* async = std::getenv(kAsyncCaptureEnv);
+  Result<std::shared_ptr<DeferredSteps>> deferred = DeferredSteps::FromSetting(async ? async : "");
+  ThrowIfError(deferred.status());
   Result<std::shared_ptr<ProbeSession>> session = ProbeSession::Open(path, header);
   ThrowIfError(session.status());
+  if (*deferred) {
+    session.value()->set_deferred(std::move(deferred).value());
+    ThrowIfError(session.value()->WriteLog(std::string("asynchronous capture: on (") + kAsyncCaptureEnv + "=" + async + ")"));
+  }
   // Every discovery call of this process from now on, and those recorded before, into the trace.
   std::weak_ptr<ProbeSession> weak = session.value();
   SetDiscoveryObserver([weak](const DiscoveryRecord& r) {
@@ -291,7 +358,9 @@ PYBIND11_MODULE(_lockstep_probe, m) {
 
   py::class_<CaptureList, std::shared_ptr<CaptureList>>(m, "CaptureList")
       .def_property_readonly("size", &CaptureList::size)
-      .def("capture", &CaptureWith, py::arg("tensors"));
+      .def("capture", [](CaptureList& list, const std::vector<at::Tensor>& tensors) {
+             return CaptureWith(list, tensors, /*deferrable=*/true);
+           }, py::arg("tensors"));
   py::class_<GradientList, std::shared_ptr<GradientList>>(m, "GradientList").def("capture", &CaptureGradients);
   py::class_<Captured>(m, "Captured").def_property_readonly("size", [](const Captured& c) { return c.records.size(); });
 
@@ -301,12 +370,14 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       .def("wall_seconds", &ProbeSession::WallSeconds)
       .def("capture",
            [](ProbeSession& s, const std::string& kind, const std::vector<std::string>& names,
-              const std::vector<at::Tensor>& tensors, bool replicated, const std::vector<int>& groups) {
+              const std::vector<at::Tensor>& tensors, bool replicated, const std::vector<int>& groups, bool deferrable) {
              if (names.size() != tensors.size()) throw std::invalid_argument("capture: names and tensors differ in length");
-             return CaptureWith(*MakeCaptureList(s, kind, names, replicated, groups), tensors);
+             return CaptureWith(*MakeCaptureList(s, kind, names, replicated, groups), tensors, deferrable);
            },
            py::arg("kind"), py::arg("names"), py::arg("tensors"), py::arg("replicated") = true,
-           py::arg("groups") = std::vector<int>{})
+           // `deferrable`: a part of a step record, whose digests may land later; not the
+           // tensor-parallel inputs, folded into the record when it is written.
+           py::arg("groups") = std::vector<int>{}, py::arg("deferrable") = false)
       // A list captured at every step under the same names and groups (_capture_lists.py).
       .def("capture_list", &MakeCaptureList, py::arg("kind"), py::arg("names"), py::arg("replicated") = true,
            py::arg("groups") = std::vector<int>{})
@@ -317,10 +388,18 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),
            py::arg("optimizer") = std::vector<std::pair<std::string, double>>{}, py::arg("watched") = nullptr,
            py::arg("replicated_inputs") = std::vector<TpInput>{})
-      .def("heartbeat", [](ProbeSession& s) { ThrowIfError(s.WriteHeartbeat()); })
+      .def("heartbeat", [](ProbeSession& s) {
+             FlushDeferred(s, /*wait=*/false);
+             ThrowIfError(s.WriteHeartbeat());
+           })
+      // Every deferred step first: the footer is the trace's last record.
       .def("footer", [](ProbeSession& s, int64_t steps, const std::string& status) {
+             FlushDeferred(s, /*wait=*/true);
+             if (s.deferred()) ThrowIfError(s.WriteLog("asynchronous capture: " + s.deferred()->Summary()));
              ThrowIfError(s.WriteFooter(TraceFooter{steps, status}));
            })
+      // Writes the deferred steps whose digests have landed (LOCKSTEP_ASYNC_CAPTURE); `wait`: all.
+      .def("flush_captures", [](ProbeSession& s, bool wait) { FlushDeferred(s, wait); }, py::arg("wait"))
       .def("log", [](ProbeSession& s, const std::string& line) { ThrowIfError(s.WriteLog(line)); })
       .def("record_error", [](ProbeSession& s) { return s.record_status().ok() ? std::string() : s.record_status().ToString(); })
       .def("install_recording_backends",

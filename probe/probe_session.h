@@ -10,12 +10,14 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/status.h"
 #include "harness/discovery/native_collective_trace_writer.h"
 #include "harness/trace/trace_record.h"
 #include "harness/trace/trace_writer.h"
+#include "probe/deferred_steps.h"
 
 namespace lockstep::probe {
 
@@ -60,6 +62,11 @@ class ProbeSession {
 
   const std::string& path() const { return path_; }
 
+  // Where captures go whose digests land later (LOCKSTEP_ASYNC_CAPTURE; null: none do). Set once,
+  // right after Open, before any capture.
+  void set_deferred(std::shared_ptr<DeferredSteps> deferred) { deferred_ = std::move(deferred); }
+  const std::shared_ptr<DeferredSteps>& deferred() const { return deferred_; }
+
  private:
   ProbeSession(std::unique_ptr<TraceWriter> writer, std::string path);
 
@@ -72,6 +79,7 @@ class ProbeSession {
   Status record_status_;
   std::vector<std::shared_ptr<const ReplicaGroup>> replica_groups_;  // [id]; [0] is null, the world
   NativeCollectiveTraceWriter native_collectives_;  // after writer_ and start_ns_, which it uses
+  std::shared_ptr<DeferredSteps> deferred_;
 };
 
 }  // namespace lockstep::probe

@@ -6,11 +6,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "harness/cli/testing/run_program.h"
 #include "harness/core/testing/build_paths.h"
@@ -275,6 +280,25 @@ TEST(EndToEndTest, RanksOverrideRunsTheScenarioAtThatWorldSize) {
   EXPECT_EQ(s["ranks"], 3);
   EXPECT_TRUE(fs::exists(dir / "two_rank_clean" / "traces" / "rank-2.trace"));
   EXPECT_FALSE(fs::exists(dir / "two_rank_clean" / "traces" / "rank-3.trace"));
+}
+
+// LOCKSTEP_ASYNC_CAPTURE asked of a CPU rank: the run is the synchronous one, and the trace says
+// why the asynchronous capture is off (a run that asked and did not get it is seen).
+TEST(EndToEndTest, AnAsynchronousCaptureACpuRankCannotTakeIsOffAndTheTraceSaysWhy) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1", "asynchronous capture: off, the rank trains on cpu"},
+      {"host", "asynchronous capture: off, LOCKSTEP_ASYNC_CAPTURE=host is the probe's"}};
+  for (const auto& [value, said] : cases) {
+    const fs::path dir = RunDir("async_capture_" + value);
+    ASSERT_EQ(setenv("LOCKSTEP_ASYNC_CAPTURE", value.c_str(), 1), 0);
+    ProgramResult r = Lockstep({"run", "fixtures/e2e/two_rank_clean.yaml", "--backend", "gloo", "--launcher", "local",
+                                "--out", dir.string()});
+    ASSERT_EQ(unsetenv("LOCKSTEP_ASYNC_CAPTURE"), 0);
+    EXPECT_EQ(r.exit_code, 0) << value << "\n" << r.out << r.err;
+    std::ifstream in(dir / "two_rank_clean" / "traces" / "rank-0.trace");
+    const std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(trace.find(said), std::string::npos) << value << ": the trace does not say '" << said << "'";
+  }
 }
 
 bool GpuDeviceFilePresent() { return fs::exists("/dev/nvidia0") || fs::exists("/dev/dxg"); }

@@ -65,6 +65,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
       e.device_norm = static_cast<int64_t>(device_norms_.size()) - 1;
     }
     if (!in_place) copies_.push_back(t);
+    e.copied = !in_place;
     entries_.push_back(e);
     return;
   }
@@ -84,6 +85,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     copies_.push_back(tensor.detach().resolve_conj().resolve_neg().contiguous());
     t = &copies_.back();
     e.norm = TensorL2Norm(tensor);
+    e.copied = true;
   } else {
     e.squares = SquaredAsOf(tensor.scalar_type());  // float32/float64: summed in Run's pass
     if (e.squares == SquaredAs::kNone) e.norm = TensorL2Norm(tensor);
@@ -94,6 +96,18 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
   e.nbytes = static_cast<size_t>(t->numel()) * t->element_size();
   e.seed = SeedFor(i, t->scalar_type(), t->sizes(), e.nbytes);
   entries_.push_back(e);
+}
+
+std::optional<BufferPlace> MultiTensorDigest::AsBuffers(std::vector<CaptureBuffer>& buffers) const {
+  buffers.clear();
+  if (entries_.empty()) return std::nullopt;
+  const BufferPlace place{entries_.front().where == Where::kDevice, entries_.front().device};
+  for (const Entry& e : entries_) {
+    if (e.where == Where::kDone || e.copied || e.squares == SquaredAs::kNone) return std::nullopt;
+    if (!(BufferPlace{e.where == Where::kDevice, e.device} == place)) return std::nullopt;
+    buffers.push_back(CaptureBuffer{e.data, e.nbytes, e.seed, e.squares});
+  }
+  return place;
 }
 
 namespace {

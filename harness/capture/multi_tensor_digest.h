@@ -27,14 +27,24 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/capture/capture_device.h"
 #include "harness/core/status.h"
 #include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
+
+// Where every buffer of a list is, when all are in one place a CaptureDevice can read: host memory
+// (device -1: a SimulatedCaptureDevice's), or CUDA device `device`.
+struct BufferPlace {
+  bool cuda = false;
+  int device = -1;
+  bool operator==(const BufferPlace& o) const { return cuda == o.cuda && device == o.device; }
+};
 
 class MultiTensorDigest {
  public:
@@ -49,6 +59,12 @@ class MultiTensorDigest {
 
   // Digests and norms every tensor added since Clear(). Fails only on a CUDA error (device tensors).
   Status Run();
+
+  // The list as a CaptureDevice's buffers (capture_pipeline.h), instead of Run(): when every tensor
+  // added is a float32/float64 tensor read where it is (no copy was made, its norm is summed with
+  // its digest) and all are in one place, fills `buffers` (Add's order) and returns that place;
+  // otherwise nullopt, and only Run() can digest the list. The same digests and norms either way.
+  std::optional<BufferPlace> AsBuffers(std::vector<CaptureBuffer>& buffers) const;
 
   size_t size() const { return entries_.size(); }
   // Valid after Run(): equal to DigestTensor(tensor) and TensorL2Norm(tensor) of the i-th tensor.
@@ -75,6 +91,7 @@ class MultiTensorDigest {
     double norm = 0.0;
     int64_t device_norm = -1;  // kDevice: its norm's index in device_norms_ (-1: none)
     int device = -1;           // kDevice: the CUDA device's index
+    bool copied = false;       // read from a contiguous copy (copies_), not where the tensor is
   };
 
   // The descriptor seed of position i, recomputed only when its dtype or shape changed.

@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 #include <torch/torch.h>
+#include <optional>
 #include <vector>
 
 namespace lockstep {
@@ -75,6 +76,46 @@ TEST(SimulatedCaptureDeviceTest, ResultsAreTheSynchronousPathsBits) {
       }
     }
   }
+}
+
+// MultiTensorDigest::AsBuffers: a list of float32/float64 tensors read where they are becomes the
+// device's buffers, whose captured digests and norms are the list's Run() bits; a list with
+// anything Run() must copy or norm itself (a view, an integer tensor, an undefined one) has none.
+TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
+  torch::manual_seed(11);
+  const std::vector<torch::Tensor> tensors = {torch::randn({33}), torch::randn({4, 5}, torch::kFloat64),
+                                              torch::randn({262145}), torch::empty({0})};
+  MultiTensorDigest list;
+  for (const torch::Tensor& t : tensors) list.Add(t);
+  std::vector<CaptureBuffer> buffers;
+  const std::optional<BufferPlace> place = list.AsBuffers(buffers);
+  ASSERT_TRUE(place.has_value());
+  EXPECT_FALSE(place->cuda);
+  ASSERT_EQ(buffers.size(), tensors.size());
+  // Read where they are (the last, empty, may have no storage).
+  for (size_t i = 0; i + 1 < tensors.size(); ++i) EXPECT_EQ(buffers[i].data, tensors[i].const_data_ptr()) << i;
+  ASSERT_TRUE(list.Run().ok());
+
+  SimulatedCaptureDevice device;
+  CapturePipeline pipeline(&device, 1);
+  ASSERT_TRUE(pipeline.Begin(1, buffers).ok());
+  std::vector<CapturedStep> out;
+  ASSERT_TRUE(pipeline.Drain(out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ(out[0].digests[i], list.digest(i)) << "tensor " << i;
+    EXPECT_EQ(Bits(out[0].norms[i]), Bits(list.norm(i))) << "tensor " << i;
+  }
+
+  const torch::Tensor w = torch::randn({3, 4});
+  for (const torch::Tensor& other : {w.t(), torch::arange(4, torch::kInt64), torch::Tensor(), w.to(torch::kBFloat16)}) {
+    MultiTensorDigest mixed;
+    mixed.Add(w);
+    mixed.Add(other);
+    EXPECT_FALSE(mixed.AsBuffers(buffers).has_value()) << (other.defined() ? DtypeName(other.scalar_type()) : "undefined");
+  }
+  MultiTensorDigest empty;
+  EXPECT_FALSE(empty.AsBuffers(buffers).has_value()) << "an empty list";
 }
 
 }  // namespace

@@ -85,10 +85,21 @@ Status TensorCapture::Finish() {
     records[i].digest = digests_.digest(i);
     records[i].norm = digests_.norm(i);
   }
+  Close();
+  return Status::Ok();
+}
+
+void TensorCapture::FinishLater() {
+  std::vector<TensorRecord>& records = *records_;
+  if (records.size() != size_) same_layout_ = false;
+  records.resize(size_);
+  Close();
+}
+
+void TensorCapture::Close() {
   if (!same_layout_) layout_id_ = NewLayoutId();
   if (step_ != nullptr) step_->layout_id = layout_id_;
   finished_ = true;
-  return Status::Ok();
 }
 
 }  // namespace lockstep

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -48,7 +49,18 @@ class TensorCapture {
   // tensors, in order. Fails only on a CUDA error (device tensors).
   Status Finish();
 
+  // Instead of Finish(), for a device that digests the list later (capture_pipeline.h): the list's
+  // buffers and their place when a CaptureDevice can read them all where they are
+  // (MultiTensorDigest::AsBuffers), else nullopt. Changes nothing: Finish() or FinishLater() follows.
+  std::optional<BufferPlace> Buffers(std::vector<CaptureBuffer>& buffers) const { return digests_.AsBuffers(buffers); }
+  // Ends the list as Finish() does, without its digests and norms: the records hold the tensors'
+  // descriptions, and the caller sets each record's digest and norm from the device's results
+  // (CapturedStep's, in the buffers' order).
+  void FinishLater();
+
  private:
+  void Close();  // the records' count and the layout id, as the list ended
+
   MultiTensorDigest digests_;
   std::vector<TensorRecord>* records_ = nullptr;
   size_t size_ = 0;

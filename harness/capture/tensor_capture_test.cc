@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -148,6 +149,45 @@ TEST(TensorCaptureTest, TheLayoutIdStaysOnlyWhileTheRecordDescribesTheSameTensor
   ASSERT_TRUE(capture.Add("x", TensorKind::kParam, torch::ones({2}), true).ok());
   ASSERT_TRUE(capture.Finish().ok());
   EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "after a list into a plain vector";
+}
+
+// FinishLater ends a list as Finish does, without digesting it: the records describe the tensors
+// (the digests are the caller's, from the buffers it was handed), and the layout id is kept and
+// renewed by the same rule.
+TEST(TensorCaptureTest, FinishLaterDescribesTheTensorsAndKeepsTheLayoutIdsRule) {
+  const torch::Tensor w = torch::randn({4, 2});
+  const torch::Tensor b = torch::randn({2}, torch::kFloat64);
+  TensorCapture capture;
+  StepRecord record;
+  auto later = [&](const std::vector<torch::Tensor>& tensors, std::vector<CaptureBuffer>& buffers) {
+    capture.Begin(record);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      EXPECT_TRUE(capture.Add("t" + std::to_string(i), TensorKind::kParam, tensors[i], true).ok());
+    }
+    const std::optional<BufferPlace> place = capture.Buffers(buffers);
+    if (place) capture.FinishLater();
+    return place.has_value();
+  };
+  std::vector<CaptureBuffer> buffers;
+  ASSERT_TRUE(later({w, b}, buffers));
+  ASSERT_EQ(record.tensors.size(), 2u);
+  EXPECT_EQ(record.tensors[1].name, "t1");
+  EXPECT_EQ(record.tensors[1].dtype, "float64");
+  EXPECT_EQ(record.tensors[0].numel, 8);
+  ASSERT_EQ(buffers.size(), 2u);
+  EXPECT_EQ(buffers[0].data, w.const_data_ptr());
+  EXPECT_EQ(buffers[1].squares, SquaredAs::kFloat64);
+  const uint64_t first = record.layout_id;
+  EXPECT_NE(first, 0u);
+  ASSERT_TRUE(later({w, b}, buffers));
+  EXPECT_EQ(record.layout_id, first) << "the same tensors again";
+  ASSERT_TRUE(later({w}, buffers));
+  EXPECT_EQ(record.tensors.size(), 1u);
+  EXPECT_NE(record.layout_id, first) << "one tensor fewer";
+  // A view cannot be read where it is: no buffers, and Finish digests it as before.
+  EXPECT_FALSE(later({w.t()}, buffers));
+  ASSERT_TRUE(capture.Finish().ok());
+  EXPECT_EQ(record.tensors[0].digest, DigestTensor(w.t()));
 }
 
 // A tensor LibTorch cannot read (a meta tensor has no bytes to copy): an error naming it.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -221,8 +222,25 @@ TEST_F(CliTempDirTest, RunChecksFlagsAndOutputPathsBeforeAnyRankStarts) {
     EXPECT_EQ(r.exit_code, 2) << c.message << "\n" << r.out << r.err;
     EXPECT_THAT(r.err, HasSubstr(c.message));
     EXPECT_LT(r.err.size(), 600u) << "no 309-digit numbers";
-    EXPECT_FALSE(fs::exists(dir_ / "out" / "s")) << "nothing may start";
+    EXPECT_FALSE(fs::exists(dir_ / "out")) << c.message << ": nothing may start, no run directory be made";
   }
+}
+
+// LOCKSTEP_ASYNC_CAPTURE, which every rank inherits: a value no rank takes is refused by run and
+// exec before anything starts, naming the variable (each rank, lockstep-rank or the probe, would
+// otherwise fail on its own, and the probe's failure read as a program that never stepped).
+TEST_F(CliTempDirTest, AnAsyncCaptureSettingNoRankTakesIsRefusedBeforeAnythingStarts) {
+  Write("s.yaml", "name: s\nranks: 1\nsteps: 1\n");
+  ASSERT_EQ(setenv("LOCKSTEP_ASYNC_CAPTURE", "yes", 1), 0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "s.yaml", "--out", "out-run"}, {"exec", "--ranks", "1", "--out", "out-exec", "--", "true"}};
+  for (const std::vector<std::string>& args : commands) {
+    ProgramResult r = Lockstep(args, dir_);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("LOCKSTEP_ASYNC_CAPTURE='yes': expected 1")) << args[0];
+    EXPECT_FALSE(fs::exists(dir_ / ("out-" + args[0]))) << args[0] << ": nothing may start";
+  }
+  ASSERT_EQ(unsetenv("LOCKSTEP_ASYNC_CAPTURE"), 0);
 }
 
 // `--ranks N` must suit every scenario of the run, or nothing runs.

@@ -168,6 +168,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
             if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
             if (ready.ok()) ready = CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher));
+            if (ready.ok()) ready = CheckAsyncCaptureSetting();
             // The PMPI wrappers go into MPI programs only: by default, ranks that mpirun starts, when
             // that mpirun is Open MPI's (the MPI they are built against).
             const std::filesystem::path recorder_dir = RecorderDir(env.program_dir);

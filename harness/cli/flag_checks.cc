@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "harness/capture/async_capture_setting.h"
+
 namespace lockstep {
 
 CLI::Validator SecondsBetween(double min, double max) {
@@ -90,5 +92,7 @@ Status CheckHostFlags(const HostPlacement& hosts, LauncherKind launcher) {
   return InvalidArgumentError(flag + ": only for a launch on several hosts (--launcher srun; torchrun or mpirun with "
                               "--nodes); the ranks start with --launcher " + std::string(ToString(launcher)) + " here");
 }
+
+Status CheckAsyncCaptureSetting() { return AsyncCaptureFromEnvironment().status(); }
 
 }  // namespace lockstep

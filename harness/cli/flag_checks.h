@@ -37,4 +37,8 @@ Status CheckHostFlags(const HostPlacement& hosts, LauncherKind launcher);
 // those two are refused there (InvalidArgument, naming the flag and what to use instead).
 Status CheckScenarioLauncher(LauncherKind launcher);
 
+// LOCKSTEP_ASYNC_CAPTURE in this process's environment, which every rank inherits: a value no rank
+// would take is refused here, once, naming the variable (harness/capture/async_capture_setting.h).
+Status CheckAsyncCaptureSetting();
+
 }  // namespace lockstep

@@ -115,13 +115,15 @@ Command AddRunCommand(CLI::App& app, const CommandEnvironment& env) {
               if (flags->ranks == 0) break;
               LOCKSTEP_RETURN_IF_ERROR(OverrideRanks(flags->ranks, s).WithContext("--ranks " + std::to_string(flags->ranks)));
             }
-            LOCKSTEP_RETURN_IF_ERROR(CheckOutputs(*flags, scenarios));
             LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher)));
             LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
             LOCKSTEP_RETURN_IF_ERROR(CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher)));
+            LOCKSTEP_RETURN_IF_ERROR(CheckAsyncCaptureSetting());
             std::string compare_error;
             const std::optional<CompareMode> compare = ResolveCompareMode(flags->fail_fast, flags->compare, &compare_error);
             if (!compare) return InvalidArgumentError(compare_error);
+            // Last: it makes the run directory, which no refused flag may leave behind.
+            LOCKSTEP_RETURN_IF_ERROR(CheckOutputs(*flags, scenarios));
             RunOptions options;
             options.out_dir = flags->out;
             options.launcher = *FromString<LauncherKind>(flags->launcher);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "checkers/in_band_comparison.h"
+#include "harness/capture/async_capture_setting.h"
 #include "harness/comm/communicator_factory.h"
 #include "harness/comm/mpi_session.h"
 #include "harness/comm/recording_communicator.h"
@@ -248,10 +249,12 @@ class Rank {
   // (StepRecorder::CaptureAsync), not the default until a GPU run has shown it (docs/GPU.md). Not
   // with --fail-fast or --stop-after-step, which need the step's digests before the next step.
   Status ChooseCapture() {
-    const char* asked = std::getenv("LOCKSTEP_ASYNC_CAPTURE");
-    if (asked == nullptr || std::string(asked) != "1") return Status::Ok();
+    LOCKSTEP_ASSIGN_OR_RETURN(const AsyncCapture asked, AsyncCaptureFromEnvironment());
+    if (asked == AsyncCapture::kOff) return Status::Ok();
     std::string why_not;
-    if (device_.rfind("cuda", 0) != 0) {
+    if (asked == AsyncCapture::kHost) {
+      why_not = "LOCKSTEP_ASYNC_CAPTURE=host is the probe's (a rank's host tensors are captured at once)";
+    } else if (device_.rfind("cuda", 0) != 0) {
       why_not = "the rank trains on " + device_;
     } else if (options_.fail_fast || options_.stop_after_step) {
       why_not = "--fail-fast and --stop-after-step need each step's digests at once";

@@ -91,7 +91,7 @@ class TensorList:
         capture_list.h: names and groups converted once, digest seeds kept)."""
         names, tensors, groups = self.now(replicas, objects)
         if self.dtensors is not None:
-            return session.capture(kind, names, tensors, replicated, groups)
+            return session.capture(kind, names, tensors, replicated, groups, deferrable=True)
         native = self._native.get((kind, replicated))
         if native is None:
             native = self._native[(kind, replicated)] = session.capture_list(kind, names, replicated, groups)

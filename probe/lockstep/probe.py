@@ -294,6 +294,10 @@ def _at_exit():
         with st.lock:
             if st.stepped:
                 _write_record(None, last=True)
+            # The steps whose digests were deferred (LOCKSTEP_ASYNC_CAPTURE), crash or not: the
+            # steps before a crash were completed, and are recorded as the synchronous capture
+            # records them.
+            st.session.flush_captures(True)
             err = st.session.record_error()
             if err:
                 _fail(err)

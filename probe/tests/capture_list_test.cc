@@ -54,12 +54,12 @@ TEST(CaptureListTest, EveryCaptureGivesTheDefinitionsRecordsOfTheTensorsAsTheyAr
                                         torch::arange(6, torch::kInt64)};
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE("capture " + std::to_string(round));
-    Result<std::vector<TensorRecord>> got = list.Capture(tensors);
+    Result<Captured> got = list.Capture(tensors);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
-    ASSERT_EQ(got->size(), tensors.size());
+    ASSERT_EQ(got->records.size(), tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
-      ExpectRecord((*got)[i], Want(entries[i].name, TensorKind::kParam, tensors[i], entries[i].shared));
-      EXPECT_EQ((*got)[i].group, entries[i].group);
+      ExpectRecord(got->records[i], Want(entries[i].name, TensorKind::kParam, tensors[i], entries[i].shared));
+      EXPECT_EQ(got->records[i].group, entries[i].group);
     }
     // The next step: new values in place, a new storage, another shape at one position.
     w.add_(0.5);
@@ -73,9 +73,9 @@ TEST(CaptureListTest, ASparseTensorIsDigestedAsItsDenseValues) {
   const torch::Tensor indices = torch::tensor({{0, 2, 2}}, torch::kInt64);
   const torch::Tensor sparse = torch::sparse_coo_tensor(indices, torch::tensor({1.0f, 2.0f, 3.0f}), {4});
   CaptureList list(TensorKind::kGrad, Entries({"emb.weight"}));
-  Result<std::vector<TensorRecord>> got = list.Capture({sparse});
+  Result<Captured> got = list.Capture({sparse});
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  ExpectRecord((*got)[0], Want("emb.weight", TensorKind::kGrad, torch::tensor({1.0f, 0.0f, 5.0f, 0.0f}), true));
+  ExpectRecord(got->records[0], Want("emb.weight", TensorKind::kGrad, torch::tensor({1.0f, 0.0f, 5.0f, 0.0f}), true));
 }
 
 // The probe hands over the parameters themselves, not detached views: their values are read, a
@@ -83,15 +83,15 @@ TEST(CaptureListTest, ASparseTensorIsDigestedAsItsDenseValues) {
 TEST(CaptureListTest, AParameterThatRequiresGradIsReadAsItsValues) {
   const torch::Tensor p = torch::randn({6, 3}).requires_grad_(true);
   CaptureList list(TensorKind::kParam, Entries({"p", "p.t"}));
-  Result<std::vector<TensorRecord>> got = list.Capture({p, p.t()});
+  Result<Captured> got = list.Capture({p, p.t()});
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  ExpectRecord((*got)[0], Want("p", TensorKind::kParam, p.detach(), true));
-  ExpectRecord((*got)[1], Want("p.t", TensorKind::kParam, p.detach().t(), true));
+  ExpectRecord(got->records[0], Want("p", TensorKind::kParam, p.detach(), true));
+  ExpectRecord(got->records[1], Want("p.t", TensorKind::kParam, p.detach().t(), true));
 }
 
 TEST(CaptureListTest, ACountOtherThanTheListsIsAnError) {
   CaptureList list(TensorKind::kParam, Entries({"a", "b"}));
-  Result<std::vector<TensorRecord>> got = list.Capture({torch::ones({2})});
+  Result<Captured> got = list.Capture({torch::ones({2})});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(got.status().message().find("1 tensors for a list of 2"), std::string::npos) << got.status().ToString();
@@ -109,12 +109,12 @@ TEST(CaptureListTest, TwoThreadsCapturingOneListEachGetTheirOwnRecords) {
   int wrong[2] = {0, 0};
   auto run = [&](int k) {
     for (int n = 0; n < 200; ++n) {
-      Result<std::vector<TensorRecord>> got = list.Capture(mine[k]);
-      if (!got.ok() || got->size() != 3) {
+      Result<Captured> got = list.Capture(mine[k]);
+      if (!got.ok() || got->records.size() != 3) {
         ++wrong[k];
         continue;
       }
-      for (size_t i = 0; i < 3; ++i) wrong[k] += !((*got)[i].digest == want[k][i].digest) || (*got)[i].numel != want[k][i].numel;
+      for (size_t i = 0; i < 3; ++i) wrong[k] += !(got->records[i].digest == want[k][i].digest) || got->records[i].numel != want[k][i].numel;
     }
   };
   std::thread a(run, 0), b(run, 1);

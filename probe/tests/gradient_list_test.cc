@@ -32,7 +32,7 @@ TEST(GradientListTest, EachCaptureReadsTheGradientsTheParametersHoldThen) {
     auto got = (*list)->Capture();
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     ASSERT_TRUE(got->has_value()) << "step " << step;
-    const std::vector<TensorRecord>& records = **got;
+    const std::vector<TensorRecord>& records = (*got)->records;
     ASSERT_EQ(records.size(), 2u);
     EXPECT_EQ(records[0].name, "a");
     EXPECT_EQ(records[0].kind, TensorKind::kGrad);
@@ -76,7 +76,7 @@ TEST(GradientListTest, ASparseGradientIsItsDenseValues) {
   ASSERT_TRUE(list.ok());
   auto got = (*list)->Capture();
   ASSERT_TRUE(got.ok() && got->has_value()) << got.status().ToString();
-  EXPECT_EQ((**got)[0].digest, DigestTensor(dense));
+  EXPECT_EQ((*got)->records[0].digest, DigestTensor(dense));
 }
 
 TEST(GradientListTest, CountsThatDisagreeAreAnError) {

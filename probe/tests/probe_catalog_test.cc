@@ -9,6 +9,7 @@
 // through `lockstep exec` itself (example_catalog_exec_test).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -52,7 +53,7 @@ std::string Env(const char* name) {
 }
 
 RunOutcome RunProgram(const CatalogExpectation& e, const fs::path& out, const std::vector<std::string>& extra_path,
-                      bool auto_attach) {
+                      bool auto_attach, const std::map<std::string, std::string>& extra_env = {}) {
   fs::remove_all(out);
   LaunchSpec spec;
   spec.kind = LauncherKind::kLocal;
@@ -72,6 +73,7 @@ RunOutcome RunProgram(const CatalogExpectation& e, const fs::path& out, const st
   spec.env["LOCKSTEP_TRACE_DIR"] = spec.trace_dir.string();
   spec.env["LOCKSTEP_RUN_NAME"] = e.program.stem().string();
   spec.env["OMP_NUM_THREADS"] = "1";  // N ranks share the machine's cores
+  for (const auto& [k, v] : extra_env) spec.env[k] = v;
 
   RunOutcome o;
   Result<LaunchReport> launch = Launch(spec);
@@ -301,6 +303,56 @@ TEST(ProbeCases, ReusedListsSeeEveryChangeAtItsStep) {
   });
 }
 
+// The deferred capture (LOCKSTEP_ASYNC_CAPTURE, probe/deferred_steps.h) writes the records the
+// synchronous one writes: the same steps, tensors, digests, norms, gradient norms and edits, on a
+// program whose lists change (reused_lists.py), through its host device. On a GPU the same is run
+// on CUDA tensors (CudaTensorsAreDigestedOnTheDeviceDeferred).
+void ExpectDeferredRecordsAsSynchronous(const fs::path& sidecar, const std::string& setting) {
+  Result<CatalogExpectation> e = ReadCatalogExpectation(sidecar);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const fs::path out = fs::path(LOCKSTEP_BINARY_DIR) / "probe_catalog_test" / ("deferred-" + e->program.stem().string());
+  const RunOutcome sync = RunProgram(*e, out / "sync", {}, true, {{"LOCKSTEP_ASYNC_CAPTURE", "0"}});
+  const RunOutcome deferred = RunProgram(*e, out / "deferred", {}, true, {{"LOCKSTEP_ASYNC_CAPTURE", setting}});
+  ExpectRecordedSteps(*e, deferred);
+  EXPECT_TRUE(MatchCatalogExpectation(*e, deferred.findings).empty()) << Logs(out / "deferred", e->ranks);
+  ASSERT_EQ(sync.traces.size(), deferred.traces.size());
+  for (size_t r = 0; r < sync.traces.size(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const std::vector<StepRecord>& want = sync.traces[r].steps;
+    const std::vector<StepRecord>& got = deferred.traces[r].steps;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("step " + std::to_string(want[i].step));
+      EXPECT_EQ(got[i].step, want[i].step);
+      EXPECT_EQ(got[i].edited_after_update, want[i].edited_after_update);
+      EXPECT_EQ(std::isnan(got[i].grad_norm), std::isnan(want[i].grad_norm));
+      if (!std::isnan(want[i].grad_norm)) EXPECT_EQ(got[i].grad_norm, want[i].grad_norm);
+      ASSERT_EQ(got[i].tensors.size(), want[i].tensors.size());
+      for (size_t k = 0; k < got[i].tensors.size(); ++k) {
+        const TensorRecord& a = got[i].tensors[k];
+        const TensorRecord& b = want[i].tensors[k];
+        EXPECT_EQ(a.name, b.name);
+        EXPECT_EQ(a.kind, b.kind) << a.name;
+        EXPECT_EQ(a.digest, b.digest) << a.name;
+        EXPECT_EQ(std::isnan(a.norm) ? 0 : a.norm, std::isnan(b.norm) ? 0 : b.norm) << a.name;
+      }
+    }
+    // The trace says the capture was deferred, and that some of it was: a run that digested every
+    // list at once would pass the comparison above and show nothing.
+    std::ifstream in(out / "deferred" / "traces" / ("rank-" + std::to_string(r) + ".trace"));
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string t = text.str();
+    const size_t at = t.find("asynchronous capture: ", t.find("asynchronous capture: on") + 1);
+    ASSERT_NE(at, std::string::npos) << "no summary of the deferred capture";
+    EXPECT_NE(t.compare(at, 24, "asynchronous capture: 0 "), 0) << t.substr(at, 80);
+  }
+}
+
+TEST(ProbeCases, DeferredCaptureRecordsWhatTheSynchronousOneDoes) {
+  ExpectDeferredRecordsAsSynchronous(kPrograms / "reused_lists.expect.json", "host");
+}
+
 // CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).
 TEST(ProbeCases, CudaTensorsAreDigestedOnTheDevice) {
   const std::string probe_python = std::string(LOCKSTEP_PROBE_PYTHON) +
@@ -309,6 +361,17 @@ TEST(ProbeCases, CudaTensorsAreDigestedOnTheDevice) {
     GTEST_SKIP() << LOCKSTEP_PROBE_PYTHON << "'s torch sees no CUDA device (needs a GPU and a CUDA build of torch)";
   }
   RunCatalogEntry(kPrograms / "cuda_weight_edit.expect.json");
+}
+
+// The same program with its CUDA tensors' digests deferred to a side stream (LOCKSTEP_ASYNC_CAPTURE=1:
+// CudaCaptureDevice), compared with the synchronous capture's records.
+TEST(ProbeCases, CudaTensorsAreDigestedOnTheDeviceDeferred) {
+  const std::string probe_python = std::string(LOCKSTEP_PROBE_PYTHON) +
+                                   " -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'";
+  if (std::system(probe_python.c_str()) != 0) {
+    GTEST_SKIP() << LOCKSTEP_PROBE_PYTHON << "'s torch sees no CUDA device (needs a GPU and a CUDA build of torch)";
+  }
+  ExpectDeferredRecordsAsSynchronous(kPrograms / "cuda_weight_edit.expect.json", "1");
 }
 
 }  // namespace
