@@ -240,6 +240,10 @@ TEST_F(CliTempDirTest, AnAsyncCaptureSettingNoRankTakesIsRefusedBeforeAnythingSt
     EXPECT_THAT(r.err, HasSubstr("LOCKSTEP_ASYNC_CAPTURE='yes': expected 1")) << args[0];
     EXPECT_FALSE(fs::exists(dir_ / ("out-" + args[0]))) << args[0] << ": nothing may start";
   }
+  // The self-test, from the source folder where its catalog is.
+  ProgramResult selftest = Lockstep({"selftest"});
+  EXPECT_EQ(selftest.exit_code, 2) << selftest.out << selftest.err;
+  EXPECT_THAT(selftest.err, HasSubstr("LOCKSTEP_ASYNC_CAPTURE='yes': expected 1"));
   ASSERT_EQ(unsetenv("LOCKSTEP_ASYNC_CAPTURE"), 0);
 }
 

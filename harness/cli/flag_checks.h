@@ -38,7 +38,8 @@ Status CheckHostFlags(const HostPlacement& hosts, LauncherKind launcher);
 Status CheckScenarioLauncher(LauncherKind launcher);
 
 // LOCKSTEP_ASYNC_CAPTURE in this process's environment, which every rank inherits: a value no rank
-// would take is refused here, once, naming the variable (harness/capture/async_capture_setting.h).
+// would take is refused here, once, naming the variable (harness/capture/async_capture_setting.h),
+// by every subcommand that starts ranks (run, exec, selftest, repro).
 Status CheckAsyncCaptureSetting();
 
 }  // namespace lockstep

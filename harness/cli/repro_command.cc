@@ -214,6 +214,7 @@ Status ReRun(const ReproFlags& flags, const RunResult& report, const ReproPlan& 
   }
   LOCKSTEP_RETURN_IF_ERROR(CheckMpirunArgs(flags.mpirun_args, launcher));
   LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(launcher));
+  LOCKSTEP_RETURN_IF_ERROR(CheckAsyncCaptureSetting());
   std::string backend = flags.backend.empty() ? plan.recorded.backend : flags.backend;
   if (!FromString<Backend>(backend)) backend = ToString(plan.scenario.backend);
   if (backend == "nccl" && !env.load_options.nccl_available) {

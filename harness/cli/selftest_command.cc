@@ -60,6 +60,7 @@ Command AddSelftestCommand(CLI::App& app, const CommandEnvironment& env) {
             LOCKSTEP_RETURN_IF_ERROR(clean.status());
             LOCKSTEP_RETURN_IF_ERROR(CheckScenarioLauncher(*FromString<LauncherKind>(flags->launcher)));
             LOCKSTEP_RETURN_IF_ERROR(CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher)));
+            LOCKSTEP_RETURN_IF_ERROR(CheckAsyncCaptureSetting());
             for (const auto& s : *injections) {
               if (s.inject.empty() || s.expect_fail.empty()) {
                 return InvalidArgumentError(s.location.file + ": selftest catalog scenarios need `inject:` and `expect:`");
