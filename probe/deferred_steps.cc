@@ -142,9 +142,7 @@ Status DeferredSteps::Flush(bool wait, const Write& write) {
       }
       break;
     }
-    Result<StepRecord> record = s.assemble(s.parts, s.watched ? &*s.watched : nullptr);
-    LOCKSTEP_RETURN_IF_ERROR(record.status());
-    LOCKSTEP_RETURN_IF_ERROR(write(*record));
+    LOCKSTEP_RETURN_IF_ERROR(write(s.assemble(s.parts, s.watched ? &*s.watched : nullptr)));
     steps_.pop_front();
   }
   DropUnclaimed();

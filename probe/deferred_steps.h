@@ -10,9 +10,9 @@
 // training stream waits on the device for a capture's reads as soon as it is begun. It never waits
 // on the host, except when `max_in_flight` captures are in flight (CapturePipeline's bound).
 //
-// Only the default CUDA stream's work is ordered this way (LibTorch's current stream otherwise):
-// a capture whose tensors' program runs on another stream is digested at once, as are tensors a
-// device cannot read where they are (CaptureList decides, TensorCapture::Buffers).
+// Only work on the default CUDA stream is ordered this way: a list whose program runs on another
+// stream (probe_module.cc asks torch.cuda) is digested at once, as is a list a device cannot read
+// where it is (TensorCapture::Buffers).
 #pragma once
 
 #include <torch/types.h>
@@ -62,14 +62,14 @@ class DeferredSteps {
   static Result<std::shared_ptr<DeferredSteps>> FromSetting(std::string_view value);
 
   // Begins the capture of `buffers` in `place` (TensorCapture::Buffers) and returns its id (> 0),
-  // or 0 when this cannot read them there (another place, a program on another CUDA stream): the
-  // caller digests them now. `keep`: the tensors those bytes belong to, alive until they land.
+  // or 0 when this cannot read them there (host memory for a CUDA device or the other way round,
+  // another CUDA device than the first list's): the caller digests them now. `keep`: the tensors those bytes belong to, alive until they land.
   Result<int64_t> Begin(const BufferPlace& place, const std::vector<CaptureBuffer>& buffers,
                         std::vector<torch::Tensor> keep);
 
   // The record of step `step`, made by `assemble` from `parts` and `watched` (null when none) once
   // every part's digests and norms are set, and written after every step added before it.
-  using Assemble = std::function<Result<StepRecord>(const std::vector<Captured>& parts, const Captured* watched)>;
+  using Assemble = std::function<StepRecord(const std::vector<Captured>& parts, const Captured* watched)>;
   using Write = std::function<Status(const StepRecord&)>;
   void Add(int64_t step, std::vector<Captured> parts, std::optional<Captured> watched, Assemble assemble);
 

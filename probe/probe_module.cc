@@ -294,7 +294,7 @@ void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, 
   std::optional<Captured> watched_copy;
   if (watched != nullptr) watched_copy = *watched;
   deferred->Add(step, std::move(copies), std::move(watched_copy),
-                [base = std::move(base)](const std::vector<Captured>& landed, const Captured* w) -> Result<StepRecord> {
+                [base = std::move(base)](const std::vector<Captured>& landed, const Captured* w) {
                   std::vector<const Captured*> pointers;
                   for (const Captured& c : landed) pointers.push_back(&c);
                   return AssembleStep(base, pointers, w);

@@ -48,7 +48,7 @@ struct Gated {
 
 // A step's record: its parts' records in order, as the probe assembles it.
 DeferredSteps::Assemble Concatenate(int64_t step) {
-  return [step](const std::vector<Captured>& parts, const Captured* watched) -> Result<StepRecord> {
+  return [step](const std::vector<Captured>& parts, const Captured* watched) {
     StepRecord r;
     r.step = step;
     for (const Captured& p : parts) r.tensors.insert(r.tensors.end(), p.records.begin(), p.records.end());
