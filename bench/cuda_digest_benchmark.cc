@@ -4,8 +4,9 @@
 // compares bytes moved instead). Skips, saying why, without a GPU.
 //
 // BM_CudaCapture is a step's capture of CUDA tensors (MultiTensorDigest: every digest in one
-// kernel launch, every norm read with one copy) over many small tensors (1024 of 4-64 KiB, 33 MiB)
-// and a few large ones (8 of 128 MiB), against one device-to-device copy of the same bytes
+// kernel launch, every norm read with one copy) over many small tensors (1024 of 4-64 KiB, 33 MiB;
+// float32, and bfloat16 as a mixed-precision model keeps them) and a few large ones (8 of 128 MiB),
+// against one device-to-device copy of the same bytes
 // (x_copy, as above) and against the per-tensor path (DigestTensor and TensorL2Norm each: a launch,
 // a copy and a synchronization per tensor and per norm; x_per_tensor > 1 is the batch's gain).
 //   lockstep-bench --benchmark_filter=Cuda
@@ -115,23 +116,25 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_CudaMemcpyD2D)->Apply(Sizes);
 BENCHMARK(BM_CudaDigest)->Apply(Sizes);
 
-// `count` float32 tensors as views of one flat device buffer (so one copy of the buffer moves
+// `count` tensors of `dtype` as views of one flat device buffer (so one copy of the buffer moves
 // exactly their bytes), sizes cycling from `min_bytes` up to `max_bytes` in 16-byte steps.
 struct TensorList {
   torch::Tensor flat;
   std::vector<torch::Tensor> tensors;
 };
-TensorList MakeTensorList(int64_t count, int64_t min_bytes, int64_t max_bytes) {
+TensorList MakeTensorList(int64_t count, int64_t min_bytes, int64_t max_bytes,
+                          torch::ScalarType dtype = torch::kFloat32) {
+  const int64_t item = torch::elementSize(dtype);
   std::vector<int64_t> numels;
   int64_t total = 0;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t span = (max_bytes - min_bytes) / 16;
     const int64_t bytes = min_bytes + (span > 0 ? (i * 7919 % (span + 1)) * 16 : 0);
-    numels.push_back(bytes / 4);
-    total += bytes / 4;
+    numels.push_back(bytes / item);
+    total += bytes / item;
   }
   TensorList list;
-  list.flat = torch::randn({total}, torch::kCUDA);
+  list.flat = torch::randn({total}, torch::kCUDA).to(dtype);
   int64_t at = 0;
   for (int64_t n : numels) {
     list.tensors.push_back(list.flat.narrow(0, at, n));
@@ -145,8 +148,12 @@ constexpr size_t kPerTensorSamples = 7;
 void BM_CudaCapture(benchmark::State& state) {
   if (!ReadyOrSkip(state)) return;
   if (!torch::cuda::is_available()) return state.SkipWithError("this LibTorch has no CUDA");
-  const TensorList list = state.range(0) == 0 ? MakeTensorList(1024, 4 << 10, 64 << 10) : MakeTensorList(8, 128 << 20, 128 << 20);
-  const size_t bytes = static_cast<size_t>(list.flat.numel()) * sizeof(float);
+  // list 0: 1024 small float32 tensors; 1: 8 large ones; 2: 1024 small bfloat16 ones (a
+  // mixed-precision model's: their norms in the same launch since 2026-11-29).
+  const TensorList list = state.range(0) == 0   ? MakeTensorList(1024, 4 << 10, 64 << 10)
+                          : state.range(0) == 1 ? MakeTensorList(8, 128 << 20, 128 << 20)
+                                                : MakeTensorList(1024, 4 << 10, 64 << 10, torch::kBFloat16);
+  const size_t bytes = static_cast<size_t>(list.flat.numel()) * list.flat.element_size();
   torch::Tensor copy = torch::empty_like(list.flat);
   torch::cuda::synchronize();
   MultiTensorDigest m;
@@ -182,12 +189,20 @@ void BM_CudaCapture(benchmark::State& state) {
     return v[v.size() / 2];
   };
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
-  state.SetLabel(std::to_string(list.tensors.size()) + " tensors, " + std::to_string(bytes >> 20) + " MiB");
+  state.SetLabel(std::to_string(list.tensors.size()) + " " + DtypeName(list.flat.scalar_type()) + " tensors, " +
+                 std::to_string(bytes >> 20) + " MiB");
   state.counters["x_copy"] = median(copied) / median(capture);
   state.counters["x_per_tensor"] = median(per_tensor) / median(capture);
   state.counters["capture_us"] = median(capture) * 1e6;
 }
-BENCHMARK(BM_CudaCapture)->ArgName("large")->Arg(0)->Arg(1)->MinTime(0.3)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CudaCapture)
+    ->ArgName("list")  // 0 small float32, 1 large float32, 2 small bfloat16
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->MinTime(0.3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lockstep

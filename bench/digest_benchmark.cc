@@ -3,7 +3,8 @@
 // read and a digest alternately in every iteration and takes the ratio of the medians, so load
 // from other processes hits both alike; with threads > 1 it also times a 1-thread digest and read
 // (x_1thread, memread_x_1thread: how each scales). BM_MemoryRead is the read loop alone.
-// BM_SumOfSquares is the norm's loop (sum_of_squares.h) against the same read, the same way. Run:
+// BM_SumOfSquares is the norm's loop (sum_of_squares.h) against the same read, the same way, on
+// float32 and on 16-bit values. Run:
 //   <build>/bin/lockstep-bench --benchmark_filter='MemoryRead|Digest|SumOfSquares'
 #include <benchmark/benchmark.h>
 
@@ -132,14 +133,18 @@ const std::vector<float>& FloatBuffer(size_t bytes) {
   return *b;
 }
 
+// dtype 0: float32 values; 1, 2: the same buffer's bytes read as bfloat16 and as float16 values
+// (each 16 bits of a float32 in [-1, 1): every kind of value, subnormals among the float16 ones).
 void BM_SumOfSquares(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   const std::vector<float>& buf = FloatBuffer(bytes);
+  const SquaredAs as = state.range(1) == 0 ? SquaredAs::kFloat32 : state.range(1) == 1 ? SquaredAs::kBFloat16
+                                                                                       : SquaredAs::kFloat16;
   const auto* words = reinterpret_cast<const uint64_t*>(buf.data());
   std::vector<double> sum, read;
   for (auto _ : state) {
     read.push_back(Seconds([&] { benchmark::DoNotOptimize(SumWords(words, bytes / sizeof(uint64_t))); }));
-    sum.push_back(Seconds([&] { benchmark::DoNotOptimize(SumOfSquares(buf.data(), buf.size())); }));
+    sum.push_back(Seconds([&] { benchmark::DoNotOptimize(SumOfSquaresOfBytes(as, buf.data(), bytes)); }));
     state.SetIterationTime(sum.back());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
@@ -157,9 +162,11 @@ void Sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_MemoryRead)->Apply(Sizes)->UseRealTime();
 BENCHMARK(BM_Digest)->Apply(Sizes)->UseManualTime();
 BENCHMARK(BM_SumOfSquares)
-    ->ArgName("bytes")
-    ->Arg(1 << 20)
-    ->Arg(64 << 20)
+    ->ArgNames({"bytes", "dtype"})  // dtype 0 float32, 1 bfloat16, 2 float16
+    ->Args({1 << 20, 0})
+    ->Args({64 << 20, 0})
+    ->Args({1 << 20, 1})
+    ->Args({1 << 20, 2})
     ->MinTime(kMinTime)
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();

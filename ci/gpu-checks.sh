@@ -479,7 +479,7 @@ for b in doc["benchmarks"]:
     if b.get("error_occurred"):
         continue
     if b["name"].startswith("BM_CudaCapture"):
-        size = "large" if "large:1" in b["name"] else "small"
+        size = {"list:0": "small", "list:1": "large", "list:2": "small_bf16"}.get(b["name"].split("/")[1], "other")
         fig[f"capture_{size}_x_copy"] = round(b["x_copy"], 3)
         fig[f"capture_{size}_x_per_tensor"] = round(b["x_per_tensor"], 2)
         fig[f"capture_{size}_us"] = round(b["capture_us"], 1)

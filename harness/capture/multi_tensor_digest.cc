@@ -12,15 +12,6 @@
 #endif
 
 namespace lockstep {
-namespace {
-
-SquaredAs SquaredAsOf(c10::ScalarType dtype) {
-  if (dtype == c10::ScalarType::Float) return SquaredAs::kFloat32;
-  if (dtype == c10::ScalarType::Double) return SquaredAs::kFloat64;
-  return SquaredAs::kNone;
-}
-
-}  // namespace
 
 void MultiTensorDigest::Clear() {
   entries_.clear();
@@ -50,8 +41,9 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // Left on the device for Run's batch. As DigestTensor does, a view is made contiguous on the
     // device first (kept alive in copies_ until Run); a tensor that is contiguous already (every
     // tensor of a trainer's state) is read where it is, with no LibTorch op: each costs host time
-    // per tensor per step. The norms of dtypes other than float32/float64 are queued, as
-    // TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens exactly).
+    // per tensor per step. The norms of dtypes other than float32/64, float16 and bfloat16 are
+    // queued, as TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens
+    // exactly).
     const bool in_place = ValuesInPlace(tensor);
     const torch::Tensor t = in_place ? tensor : tensor.detach().resolve_conj().resolve_neg().contiguous();
     e.where = Where::kDevice;
@@ -87,7 +79,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     e.norm = TensorL2Norm(tensor);
     e.copied = true;
   } else {
-    e.squares = SquaredAsOf(tensor.scalar_type());  // float32/float64: summed in Run's pass
+    e.squares = SquaredAsOf(tensor.scalar_type());  // float32/64, float16, bfloat16: summed in Run's pass
     if (e.squares == SquaredAs::kNone) e.norm = TensorL2Norm(tensor);
   }
   e.where = Where::kHost;
@@ -116,19 +108,25 @@ namespace {
 // still lands in the partial sum the definition gives it (sum_of_squares.h).
 static_assert(kDigestPieceBytes % (kSumOfSquaresLanes * sizeof(double)) == 0, "pieces hold whole rounds of lanes");
 
-template <typename T>
-void AddSquaresOfPiece(const unsigned char* piece, size_t nbytes, void* lanes) {
-  AddSquares(reinterpret_cast<const T*>(piece), nbytes / sizeof(T), *static_cast<SquareLanes*>(lanes));
+// A chunk's partial sums and the kind of its values, for DigestChunkInPieces' callback.
+struct PieceSquares {
+  SquaredAs as;
+  SquareLanes lanes;
+};
+
+void AddSquaresOfPiece(const unsigned char* piece, size_t nbytes, void* context) {
+  auto* squares = static_cast<PieceSquares*>(context);
+  AddSquaresOfBytes(squares->as, piece, nbytes, squares->lanes);
 }
 
-// One chunk's digest and, when `summed`, its part of the norm (the definition's per-chunk sum of
-// squares, added in the order TensorL2Norm and MakeTensorRecord add): each 8 KiB piece is summed
-// right after it is hashed, while it is in the first-level cache.
-inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, bool summed, bool float32, double& sum) {
-  if (!summed) return DigestChunk(p, nbytes);
-  SquareLanes lanes;
-  const Digest128 d = DigestChunkInPieces(p, nbytes, float32 ? &AddSquaresOfPiece<float> : &AddSquaresOfPiece<double>, &lanes);
-  sum += Total(lanes);
+// One chunk's digest and, unless `as` is kNone, its part of the norm (the definition's per-chunk
+// sum of squares, added in the order TensorL2Norm and MakeTensorRecord add): each 8 KiB piece is
+// summed right after it is hashed, while it is in the first-level cache.
+inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, SquaredAs as, double& sum) {
+  if (as == SquaredAs::kNone) return DigestChunk(p, nbytes);
+  PieceSquares squares{as, {}};
+  const Digest128 d = DigestChunkInPieces(p, nbytes, &AddSquaresOfPiece, &squares);
+  sum += Total(squares.lanes);
   return d;
 }
 
@@ -137,22 +135,20 @@ inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, bool s
 Status MultiTensorDigest::Run() {
   for (Entry& e : entries_) {
     if (e.where != Where::kHost) continue;
-    const bool summed = e.squares != SquaredAs::kNone;
-    const bool float32 = e.squares == SquaredAs::kFloat32;
     double sum = 0.0;
     if (e.nbytes <= kDigestChunkBytes) {
       // One chunk (most tensors of a step).
-      const Digest128 chunk = DigestAndSumChunk(e.data, e.nbytes, summed, float32, sum);
+      const Digest128 chunk = DigestAndSumChunk(e.data, e.nbytes, e.squares, sum);
       e.digest = CombineChunkDigestsWithSeed(&chunk, 1, e.seed);
     } else {
       chunks_.clear();
       for (size_t c = 0; c < DigestChunkCount(e.nbytes); ++c) {
         chunks_.push_back(
-            DigestAndSumChunk(e.data + c * kDigestChunkBytes, DigestChunkLength(e.nbytes, c), summed, float32, sum));
+            DigestAndSumChunk(e.data + c * kDigestChunkBytes, DigestChunkLength(e.nbytes, c), e.squares, sum));
       }
       e.digest = CombineChunkDigestsWithSeed(chunks_.data(), chunks_.size(), e.seed);
     }
-    if (summed) e.norm = std::sqrt(sum);
+    if (e.squares != SquaredAs::kNone) e.norm = std::sqrt(sum);
   }
   return RunOnDevice();
 }

@@ -130,13 +130,7 @@ Status SimulatedCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>&
       do {
         const size_t len = std::min(kDigestChunkBytes, b.nbytes - at);
         s.device_digests.push_back(DigestChunk(p + at, len));
-        double sum = 0.0;
-        if (b.squares == SquaredAs::kFloat32 && len > 0) {
-          sum = SumOfSquares(reinterpret_cast<const float*>(p + at), len / sizeof(float));
-        } else if (b.squares == SquaredAs::kFloat64 && len > 0) {
-          sum = SumOfSquares(reinterpret_cast<const double*>(p + at), len / sizeof(double));
-        }
-        s.device_sums.push_back(sum);
+        s.device_sums.push_back(SumOfSquaresOfBytes(b.squares, p + at, len));
         at += len;
       } while (at < b.nbytes);
     }

@@ -78,13 +78,18 @@ TEST(SimulatedCaptureDeviceTest, ResultsAreTheSynchronousPathsBits) {
   }
 }
 
-// MultiTensorDigest::AsBuffers: a list of float32/float64 tensors read where they are becomes the
-// device's buffers, whose captured digests and norms are the list's Run() bits; a list with
-// anything Run() must copy or norm itself (a view, an integer tensor, an undefined one) has none.
+// MultiTensorDigest::AsBuffers: a list of float32/64, float16 and bfloat16 tensors read where they
+// are becomes the device's buffers, whose captured digests and norms are the list's Run() bits; a
+// list with anything Run() must copy or norm itself (a view, an integer or complex tensor, an
+// undefined one) has none.
 TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
   torch::manual_seed(11);
-  const std::vector<torch::Tensor> tensors = {torch::randn({33}), torch::randn({4, 5}, torch::kFloat64),
-                                              torch::randn({262145}), torch::empty({0})};
+  const std::vector<torch::Tensor> tensors = {torch::randn({33}),
+                                              torch::randn({4, 5}, torch::kFloat64),
+                                              torch::randn({262145}),
+                                              torch::randn({524289}).to(torch::kBFloat16),  // two chunks
+                                              torch::randn({77}).to(torch::kFloat16),
+                                              torch::empty({0})};
   MultiTensorDigest list;
   for (const torch::Tensor& t : tensors) list.Add(t);
   std::vector<CaptureBuffer> buffers;
@@ -108,7 +113,8 @@ TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
   }
 
   const torch::Tensor w = torch::randn({3, 4});
-  for (const torch::Tensor& other : {w.t(), torch::arange(4, torch::kInt64), torch::Tensor(), w.to(torch::kBFloat16)}) {
+  for (const torch::Tensor& other :
+       {w.t(), torch::arange(4, torch::kInt64), torch::Tensor(), torch::complex(w, w), w.to(torch::kBFloat16).t()}) {
     MultiTensorDigest mixed;
     mixed.Add(w);
     mixed.Add(other);

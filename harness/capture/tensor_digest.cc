@@ -23,22 +23,27 @@ Digest128 DigestInPlace(const torch::Tensor& t, int threads) {
   return DigestBytes(t.data_ptr(), nbytes, DtypeName(t.scalar_type()), sizes.data(), sizes.size(), threads);
 }
 
-// Elements of T in one digest chunk (1 MiB is a multiple of every element size).
-template <typename T>
-size_t ElementsPerChunk() {
-  return kDigestChunkBytes / sizeof(T);
-}
-
 // Sum of squares chunk by chunk (the digest's 1 MiB chunks): the order MultiTensorDigest adds in
 // (and the test oracle's fused pass, testing/tensor_record_oracle.cc), so the bits are the same.
-template <typename T>
-double ChunkedSumOfSquares(const T* p, size_t n) {
+double ChunkedSumOfSquares(SquaredAs as, const unsigned char* p, size_t nbytes) {
   double total = 0.0;
-  for (size_t i = 0; i < n; i += ElementsPerChunk<T>()) total += SumOfSquares(p + i, std::min(ElementsPerChunk<T>(), n - i));
+  for (size_t at = 0; at < nbytes; at += kDigestChunkBytes) {
+    total += SumOfSquaresOfBytes(as, p + at, std::min(kDigestChunkBytes, nbytes - at));
+  }
   return total;
 }
 
 }  // namespace
+
+SquaredAs SquaredAsOf(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::Float: return SquaredAs::kFloat32;
+    case c10::ScalarType::Double: return SquaredAs::kFloat64;
+    case c10::ScalarType::Half: return SquaredAs::kFloat16;
+    case c10::ScalarType::BFloat16: return SquaredAs::kBFloat16;
+    default: return SquaredAs::kNone;
+  }
+}
 
 bool ValuesInPlace(const torch::Tensor& t) {
   return t.layout() == torch::kStrided && t.is_contiguous() && !t.is_conj() && !t.is_neg();
@@ -77,22 +82,17 @@ Digest128 DigestTensor(const torch::Tensor& tensor, int threads) {
 
 double TensorL2Norm(const torch::Tensor& tensor) {
   if (!tensor.defined() || tensor.numel() == 0) return 0.0;
-  if (ReadableInPlace(tensor)) {
-    const auto n = static_cast<size_t>(tensor.numel());
-    if (tensor.scalar_type() == c10::ScalarType::Float) return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<float>(), n));
-    if (tensor.scalar_type() == c10::ScalarType::Double) {
-      return std::sqrt(ChunkedSumOfSquares(tensor.data_ptr<double>(), n));
-    }
+  const SquaredAs as = SquaredAsOf(tensor.scalar_type());
+  if (as != SquaredAs::kNone && ReadableInPlace(tensor)) {
+    const size_t nbytes = static_cast<size_t>(tensor.numel()) * tensor.element_size();
+    return std::sqrt(ChunkedSumOfSquares(as, static_cast<const unsigned char*>(tensor.const_data_ptr()), nbytes));
   }
 #if LOCKSTEP_HAVE_CUDA_DIGEST
-  if (tensor.is_cuda() &&
-      (tensor.scalar_type() == c10::ScalarType::Float || tensor.scalar_type() == c10::ScalarType::Double)) {
+  if (tensor.is_cuda() && as != SquaredAs::kNone) {
     // Summed on the device in the order above (harness/capture/cuda/chunk_squares.cuh): the same bits
     // as the CPU copy's norm, and as MultiTensorDigest's batch.
     torch::Tensor t = tensor.detach().resolve_neg().contiguous();
-    const bool f64 = t.scalar_type() == c10::ScalarType::Double;
-    const DeviceBuffer buffer{t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(),
-                              f64 ? SquaredAs::kFloat64 : SquaredAs::kFloat32,
+    const DeviceBuffer buffer{t.const_data_ptr(), static_cast<size_t>(t.numel()) * t.element_size(), as,
                               /*known_device_memory=*/true};
     Result<std::vector<double>> sums = SquareSumDeviceChunks(buffer, t.get_device(), /*stream=*/nullptr);
     TORCH_CHECK(sums.ok(), sums.status().ToString());

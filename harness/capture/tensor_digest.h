@@ -8,6 +8,7 @@
 
 #include "harness/capture/dtype_name.h"
 #include "harness/core/status.h"
+#include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_record.h"
 
 namespace lockstep {
@@ -35,10 +36,15 @@ bool ReadableInPlace(const torch::Tensor& tensor);
 // tensor that is hashed on the device as it is (MultiTensorDigest). `tensor` must be defined.
 bool ValuesInPlace(const torch::Tensor& tensor);
 
-// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate). Float32
-// and float64 values are summed as SumOfSquares defines (sum_of_squares.h), chunk by chunk: for a
-// contiguous CPU tensor in place, and for a CUDA tensor (any layout, made contiguous) on the device
-// where the build has the CUDA digest, with the same bits as its contiguous CPU copy.
+// How the norm sums values of `dtype` (sum_of_squares.h): float32, float64, float16 and bfloat16
+// by the definition; every other dtype kNone (LibTorch's reduction, L2NormTensor).
+SquaredAs SquaredAsOf(c10::ScalarType dtype);
+
+// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
+// Float32, float64, float16 and bfloat16 values are summed as SumOfSquares defines
+// (sum_of_squares.h), chunk by chunk: for a contiguous CPU tensor in place, and for a CUDA tensor
+// (any layout, made contiguous) on the device where the build has the CUDA digest, with the same
+// bits as its contiguous CPU copy.
 double TensorL2Norm(const torch::Tensor& tensor);
 
 // TensorL2Norm's LibTorch path (every other tensor: other dtypes, CPU views) as

@@ -3,10 +3,19 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "harness/capture/testing/tensor_record_oracle.h"
 #include "harness/trace/digest.h"
+#include "harness/trace/half_floats.h"
+#include "harness/trace/sum_of_squares.h"
+#include "harness/trace/testing/norm_test_values.h"
 
 namespace lockstep {
 namespace {
@@ -67,6 +76,62 @@ TEST(TensorDigestTest, SameForEveryThreadCountOnLargeTensors) {
 TEST(TensorDigestTest, UndefinedAndEmptyTensorsHaveDigests) {
   EXPECT_EQ(DigestTensor(torch::Tensor()), DigestBytes(nullptr, 0, "undefined", std::vector<int64_t>{}));
   EXPECT_NE(DigestTensor(torch::empty({0})), DigestTensor(torch::empty({0, 3})));
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// The norm reads float16 and bfloat16 values where they lie (harness/trace/half_floats.h): each of
+// the 65536 bit patterns of each type widens to the float32 LibTorch's own conversion gives
+// (c10::Half, c10::BFloat16), subnormals, signed zeros and infinities included; NaN stays NaN.
+TEST(TensorDigestTest, EverySixteenBitValueWidensAsLibTorchWidensIt) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const c10::Half h(static_cast<uint16_t>(bits), c10::Half::from_bits());
+    const c10::BFloat16 b(static_cast<uint16_t>(bits), c10::BFloat16::from_bits());
+    const float ours_h = ToFloat(Float16Bits{static_cast<uint16_t>(bits)});
+    const float ours_b = ToFloat(BFloat16Bits{static_cast<uint16_t>(bits)});
+    if (std::isnan(static_cast<float>(h))) {
+      EXPECT_TRUE(std::isnan(ours_h)) << "float16 bits " << bits;
+    } else {
+      EXPECT_EQ(FloatBits(ours_h), FloatBits(static_cast<float>(h))) << "float16 bits " << bits;
+    }
+    if (std::isnan(static_cast<float>(b))) {
+      EXPECT_TRUE(std::isnan(ours_b)) << "bfloat16 bits " << bits;
+    } else {
+      EXPECT_EQ(FloatBits(ours_b), FloatBits(static_cast<float>(b))) << "bfloat16 bits " << bits;
+    }
+  }
+}
+
+using testing::Bits;  // a norm's bits
+
+// A float16 or bfloat16 tensor's norm is the definition's sum over its values widened exactly
+// (since 2026-11-29; LibTorch's reduction before): within one chunk (at most 2^18 values, where
+// the float32 copy's chunks are the same values) the float32 copy's norm, bit for bit; over
+// several chunks, the chunks' sums in order, each the float32 copy's sum of the same values.
+TEST(TensorDigestTest, SixteenBitNormsSumTheirValuesAsFloat32Does) {
+  torch::manual_seed(3);
+  for (const auto dtype : {torch::kFloat16, torch::kBFloat16}) {
+    for (const int64_t n : {1, 31, 33, 1000, 262144}) {
+      const torch::Tensor t = (torch::randn({n}) * 40).to(dtype);
+      EXPECT_EQ(Bits(TensorL2Norm(t)), Bits(TensorL2Norm(t.to(torch::kFloat32))))
+          << c10::toString(dtype) << " n=" << n;
+    }
+    const int64_t per_chunk = 524288;  // 1 MiB of 2-byte values
+    const torch::Tensor big = torch::randn({2 * per_chunk + 9}).to(dtype);
+    double sum = 0.0;
+    for (int64_t at = 0; at < big.numel(); at += per_chunk) {
+      const torch::Tensor chunk = big.narrow(0, at, std::min(per_chunk, big.numel() - at)).to(torch::kFloat32);
+      sum += SumOfSquares(chunk.const_data_ptr<float>(), static_cast<size_t>(chunk.numel()));
+    }
+    EXPECT_EQ(Bits(TensorL2Norm(big)), Bits(std::sqrt(sum))) << c10::toString(dtype);
+    // LibTorch's reduction, the definition before, adds in another order: the same norm to a few
+    // ulps, not the same bits on every tensor.
+    EXPECT_NEAR(TensorL2Norm(big), L2NormTensor(big).item<double>(), 1e-9 * TensorL2Norm(big));
+  }
 }
 
 TEST(TensorDigestTest, L2NormInDouble) {

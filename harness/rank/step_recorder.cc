@@ -100,7 +100,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
     DescribeTensor(name, kind, t, replicated, nullptr, r);
     a.tensors.push_back(t);
     if (!on_device) return;
-    const bool summed = t.defined() && (t.scalar_type() == c10::ScalarType::Float || t.scalar_type() == c10::ScalarType::Double);
+    const bool summed = t.defined() && SquaredAsOf(t.scalar_type()) != SquaredAs::kNone;
     const bool where = host_device ? t.is_cpu() : t.is_cuda();
     if (!summed || !where || !ValuesInPlace(t) || (!host_device && device >= 0 && t.get_device() != device)) {
       on_device = false;
@@ -111,8 +111,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
     buffer.data = t.const_data_ptr();
     buffer.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
     buffer.seed = DescriptorSeed(DigestDescriptor(r.dtype, t.sizes().data(), t.sizes().size(), buffer.nbytes));
-    buffer.squares = t.scalar_type() == c10::ScalarType::Float ? SquaredAs::kFloat32
-                                                               : SquaredAs::kFloat64;
+    buffer.squares = SquaredAsOf(t.scalar_type());
     a.buffers.push_back(buffer);
   });
   if (on_device && device >= 0 && !host_device && a.device && a.cuda_device != device) on_device = false;

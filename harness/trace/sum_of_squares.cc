@@ -1,5 +1,9 @@
 #include "harness/trace/sum_of_squares.h"
 
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace lockstep {
 namespace {
 
@@ -36,10 +40,80 @@ LOCKSTEP_INLINE_INTO_CLONE inline void AddSquaresOf(const T* p, size_t n, Square
   for (size_t k = 0; k < kSumOfSquaresLanes; ++k) lanes.acc[k] = acc[k];
 }
 
+// AddSquaresOf for 16-bit values, value by value through ToFloat (half_floats.h): the portable
+// path, and the tail of the vector one.
+template <typename T>
+inline void AddSquaresOfSixteenBit(const T* p, size_t n, size_t first, SquareLanes& lanes) {
+  for (size_t i = first; i < n; ++i) {
+    const double v = static_cast<double>(ToFloat(p[i]));
+    lanes.acc[i % kSumOfSquaresLanes] += v * v;
+  }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define LOCKSTEP_SIXTEEN_BIT_AVX2 1
+// Eight 16-bit values as eight float32 values, exactly: bfloat16 moved into a float32's upper
+// half; float16 by F16C's conversion (exact for every value, subnormals included: every float16
+// is a float32).
+__attribute__((target("avx2,f16c"))) inline __m256 EightFloats(const BFloat16Bits* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+__attribute__((target("avx2,f16c"))) inline __m256 EightFloats(const Float16Bits* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The 32 partial sums in eight registers of four: value i + 8m + q of a round (q < 8) goes to
+// partial sum 8m + q, as the definition has it; squared and added as two instructions, unfused.
+template <typename T>
+__attribute__((target("avx2,f16c"))) void AddSquaresOfSixteenBitAvx2(const T* p, size_t n, SquareLanes& lanes) {
+  static_assert(kSumOfSquaresLanes == 32, "eight registers of four partial sums");
+  __m256d acc[8];
+  for (int j = 0; j < 8; ++j) acc[j] = _mm256_loadu_pd(lanes.acc + 4 * j);
+  size_t i = 0;
+  for (; i + kSumOfSquaresLanes <= n; i += kSumOfSquaresLanes) {
+    for (int m = 0; m < 4; ++m) {
+      const __m256 f = EightFloats(p + i + 8 * m);
+      const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+      const __m256d high = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+      acc[2 * m] = _mm256_add_pd(acc[2 * m], _mm256_mul_pd(low, low));
+      acc[2 * m + 1] = _mm256_add_pd(acc[2 * m + 1], _mm256_mul_pd(high, high));
+    }
+  }
+  for (int j = 0; j < 8; ++j) _mm256_storeu_pd(lanes.acc + 4 * j, acc[j]);
+  AddSquaresOfSixteenBit(p, n, i, lanes);
+}
+
+bool HasAvx2AndF16c() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return has;
+}
+#endif
+
+template <typename T>
+void AddSquaresOfSixteenBit(const T* p, size_t n, SquareLanes& lanes) {
+#if LOCKSTEP_SIXTEEN_BIT_AVX2
+  if (HasAvx2AndF16c()) return AddSquaresOfSixteenBitAvx2(p, n, lanes);
+#endif
+  AddSquaresOfSixteenBit(p, n, 0, lanes);
+}
+
 }  // namespace
 
 LOCKSTEP_SIMD_CLONES void AddSquares(const float* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
 LOCKSTEP_SIMD_CLONES void AddSquares(const double* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+void AddSquares(const Float16Bits* p, size_t n, SquareLanes& lanes) { AddSquaresOfSixteenBit(p, n, lanes); }
+void AddSquares(const BFloat16Bits* p, size_t n, SquareLanes& lanes) { AddSquaresOfSixteenBit(p, n, lanes); }
+
+void AddSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes, SquareLanes& lanes) {
+  switch (as) {
+    case SquaredAs::kNone: return;
+    case SquaredAs::kFloat32: return AddSquares(static_cast<const float*>(p), nbytes / sizeof(float), lanes);
+    case SquaredAs::kFloat64: return AddSquares(static_cast<const double*>(p), nbytes / sizeof(double), lanes);
+    case SquaredAs::kFloat16: return AddSquares(static_cast<const Float16Bits*>(p), nbytes / 2, lanes);
+    case SquaredAs::kBFloat16: return AddSquares(static_cast<const BFloat16Bits*>(p), nbytes / 2, lanes);
+  }
+}
 
 double Total(const SquareLanes& lanes) {
   // Pairwise: lanes (0,1), (2,3), ... then the pairs' sums pairwise, down to one. Each level in an
@@ -54,15 +128,26 @@ double Total(const SquareLanes& lanes) {
   return (l4[0] + l4[1]) + (l4[2] + l4[3]);
 }
 
-double SumOfSquares(const float* p, size_t n) {
+namespace {
+
+template <typename T>
+double SumOfSquaresOf(const T* p, size_t n) {
   SquareLanes lanes;
   AddSquares(p, n, lanes);
   return Total(lanes);
 }
 
-double SumOfSquares(const double* p, size_t n) {
+}  // namespace
+
+double SumOfSquares(const float* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const double* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const Float16Bits* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const BFloat16Bits* p, size_t n) { return SumOfSquaresOf(p, n); }
+
+double SumOfSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes) {
+  if (as == SquaredAs::kNone) return 0.0;
   SquareLanes lanes;
-  AddSquares(p, n, lanes);
+  AddSquaresOfBytes(as, p, nbytes, lanes);
   return Total(lanes);
 }
 

@@ -1,10 +1,12 @@
 // The sum of squares behind a tensor's L2 norm (TensorL2Norm, MakeTensorRecord, MultiTensorDigest):
-// one definition, so every path that norms float32/float64 bytes adds in the same order and gives
-// the same bits.
+// one definition, so every path that norms float32/float64/float16/bfloat16 bytes adds in the same
+// order and gives the same bits. Each value is widened exactly to float64, squared and added.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "harness/trace/half_floats.h"
 
 namespace lockstep {
 
@@ -14,15 +16,26 @@ namespace lockstep {
 // (docs/PERFORMANCE.md). Changing it changes the last bits of every recorded norm.
 inline constexpr size_t kSumOfSquaresLanes = 32;
 
-// What a buffer's bytes are, for its L2 norm: float32 or float64 values whose squares are summed as
-// this file defines (on the host, or on the device by harness/capture/cuda/chunk_squares.cuh), or
-// kNone: not summed so (another dtype, or a norm known otherwise). The one norm kind of a capture.
-enum class SquaredAs : uint8_t { kNone, kFloat32, kFloat64 };
+// What a buffer's bytes are, for its L2 norm: float32, float64, float16 or bfloat16 values whose
+// squares are summed as this file defines (on the host, or on the device by
+// harness/capture/cuda/chunk_squares.cuh), or kNone: not summed so (another dtype, or a norm known
+// otherwise). The one norm kind of a capture. The 16-bit kinds since 2026-11-29 (docs/TRACE.md):
+// before, their norms were LibTorch's reduction, a dispatch per tensor and other last bits.
+enum class SquaredAs : uint8_t { kNone, kFloat32, kFloat64, kFloat16, kBFloat16 };
+
+// The size of one value of `as` (0 for kNone).
+inline constexpr size_t SquaredValueBytes(SquaredAs as) {
+  return as == SquaredAs::kFloat64 ? 8 : as == SquaredAs::kFloat32 ? 4 : as == SquaredAs::kNone ? 0 : 2;
+}
 
 // Sum of squares of n values in float64: each square added to its partial sum in order, then the
 // partial sums combined pairwise ((0+1)+(2+3))+... NaN and infinity propagate as in a plain sum.
 double SumOfSquares(const float* p, size_t n);
 double SumOfSquares(const double* p, size_t n);
+double SumOfSquares(const Float16Bits* p, size_t n);
+double SumOfSquares(const BFloat16Bits* p, size_t n);
+// The same of `nbytes` bytes of `as` values (a whole number of them); 0 for kNone.
+double SumOfSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes);
 
 // The same sum fed in pieces: AddSquares on each piece in order, every piece but the last a
 // multiple of kSumOfSquaresLanes values long (so that value i still lands in partial sum
@@ -32,6 +45,10 @@ struct SquareLanes {
 };
 void AddSquares(const float* p, size_t n, SquareLanes& lanes);
 void AddSquares(const double* p, size_t n, SquareLanes& lanes);
+void AddSquares(const Float16Bits* p, size_t n, SquareLanes& lanes);
+void AddSquares(const BFloat16Bits* p, size_t n, SquareLanes& lanes);
+// AddSquares of `nbytes` bytes of `as` values; nothing for kNone.
+void AddSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes, SquareLanes& lanes);
 double Total(const SquareLanes& lanes);
 
 }  // namespace lockstep

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "harness/trace/testing/norm_test_values.h"
@@ -71,6 +73,102 @@ TEST(SumOfSquaresTest, InPiecesEqualsAtOnce) {
     EXPECT_EQ(Bits(Total(lf)), Bits(SumOfSquares(f.data(), f.size()))) << "piece " << piece;
     EXPECT_EQ(Bits(Total(ld)), Bits(SumOfSquares(d.data(), d.size()))) << "piece " << piece;
   }
+}
+
+// The value a float16 or bfloat16 pattern stands for, decoded from its fields with ldexp: another
+// road than half_floats.h's bit moves.
+double Decoded(Float16Bits v) {
+  const int exponent = (v.bits >> 10) & 0x1f;
+  const int mantissa = v.bits & 0x3ff;
+  const double sign = (v.bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1f) return mantissa == 0 ? sign * HUGE_VAL : std::nan("");
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
+}
+double Decoded(BFloat16Bits v) {
+  const int exponent = (v.bits >> 7) & 0xff;
+  const int mantissa = v.bits & 0x7f;
+  const double sign = (v.bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0xff) return mantissa == 0 ? sign * HUGE_VAL : std::nan("");
+  if (exponent == 0) return sign * std::ldexp(mantissa, -133);
+  return sign * std::ldexp(128 + mantissa, exponent - 134);
+}
+
+TEST(SumOfSquaresTest, EverySixteenBitPatternWidensToItsValue) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const Float16Bits h{static_cast<uint16_t>(bits)};
+    const BFloat16Bits b{static_cast<uint16_t>(bits)};
+    for (const auto& [ours, want] : {std::pair<double, double>{ToFloat(h), Decoded(h)}, {ToFloat(b), Decoded(b)}}) {
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(ours)) << "bits " << bits;
+      } else {
+        EXPECT_EQ(Bits(ours), Bits(want)) << "bits " << bits;
+      }
+    }
+  }
+}
+
+// The summing loop widens a round of values at a time (vectorized, apart from ToFloat): every
+// pattern, in every position of a round, gives its value's square (NaN stays NaN).
+TEST(SumOfSquaresTest, EverySixteenBitPatternIsSquaredAsItsValueInTheLoop) {
+  // One round and one value more: the round through the vector loop, the last value through ToFloat.
+  const size_t n = kSumOfSquaresLanes + 1;
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const Float16Bits h{static_cast<uint16_t>(bits)};
+    const BFloat16Bits b{static_cast<uint16_t>(bits)};
+    const double got_h = SumOfSquares(std::vector<Float16Bits>(n, h).data(), n);
+    const double got_b = SumOfSquares(std::vector<BFloat16Bits>(n, b).data(), n);
+    if (std::isnan(Decoded(h))) {
+      EXPECT_TRUE(std::isnan(got_h)) << "float16 bits " << bits;
+    } else {
+      EXPECT_EQ(Bits(got_h), Bits(Definition(std::vector<double>(n, Decoded(h)), kSumOfSquaresLanes)))
+          << "float16 bits " << bits;
+    }
+    if (std::isnan(Decoded(b))) {
+      EXPECT_TRUE(std::isnan(got_b)) << "bfloat16 bits " << bits;
+    } else {
+      EXPECT_EQ(Bits(got_b), Bits(Definition(std::vector<double>(n, Decoded(b)), kSumOfSquaresLanes)))
+          << "bfloat16 bits " << bits;
+    }
+  }
+}
+
+// float16 and bfloat16 values are summed by the same definition, each widened exactly: the sum of
+// their float32 copies, bit for bit, at every size, and in pieces as at once.
+template <typename T>
+void ExpectSixteenBitSumsAsFloat32(unsigned min_field, unsigned max_field, uint32_t seed) {
+  const std::vector<T> v = testing::SixteenBitValues<T>(100000 + 13, seed, min_field, max_field);
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(Decoded(v[i]));
+  for (size_t n : {0, 1, 7, 31, 32, 33, 1000, 4096 + 17, 100000 + 13}) {
+    EXPECT_EQ(Bits(SumOfSquares(v.data(), n)), Bits(SumOfSquares(f.data(), n))) << sizeof(T) << " n=" << n;
+    EXPECT_EQ(Bits(SumOfSquaresOfBytes(std::is_same_v<T, Float16Bits> ? SquaredAs::kFloat16 : SquaredAs::kBFloat16,
+                                       v.data(), n * sizeof(T))),
+              Bits(SumOfSquares(f.data(), n)))
+        << "by bytes, n=" << n;
+  }
+  SquareLanes lanes;
+  for (size_t at = 0; at < v.size(); at += 4096) AddSquares(v.data() + at, std::min<size_t>(4096, v.size() - at), lanes);
+  EXPECT_EQ(Bits(Total(lanes)), Bits(SumOfSquares(f.data(), f.size())));
+}
+
+TEST(SumOfSquaresTest, SixteenBitValuesSumAsTheirFloat32Values) {
+  ExpectSixteenBitSumsAsFloat32<Float16Bits>(0, 30, 31);    // subnormals to 65504
+  ExpectSixteenBitSumsAsFloat32<BFloat16Bits>(100, 154, 32);  // 2^-27 to 2^27
+  // The comparison sees the order on such data: 8 partial sums give other bits.
+  const std::vector<BFloat16Bits> v = testing::SixteenBitValues<BFloat16Bits>(100000, 33, 100, 154);
+  std::vector<double> d(v.size());
+  for (size_t i = 0; i < v.size(); ++i) d[i] = Decoded(v[i]);
+  EXPECT_NE(Bits(SumOfSquares(v.data(), v.size())), Bits(Definition(d, 8)));
+  EXPECT_EQ(Bits(SumOfSquares(v.data(), v.size())), Bits(Definition(d, kSumOfSquaresLanes)));
+}
+
+TEST(SumOfSquaresTest, BytesOfNoKindSumToZero) {
+  const std::vector<float> f(10, 2.0f);
+  EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kNone, f.data(), sizeof(float) * f.size()), 0.0);
+  EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kFloat32, f.data(), sizeof(float) * f.size()), 40.0);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kFloat16), 2u);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kFloat64), 8u);
 }
 
 TEST(SumOfSquaresTest, NanAndInfinityPropagate) {

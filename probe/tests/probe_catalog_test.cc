@@ -184,6 +184,9 @@ TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
 TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
 }
+TEST(ProbeCases, Bfloat16ModelIsClean) {
+  RunCatalogEntry(kPrograms / "bf16_params.expect.json");
+}
 
 // Each of torch 2.x's ways to issue a collective reaches the recording backend: per step, four
 // all-gathers (all_gather_into_tensor, _all_gather_base, the functional all_gather_tensor and
@@ -351,6 +354,13 @@ void ExpectDeferredRecordsAsSynchronous(const fs::path& sidecar, const std::stri
 
 TEST(ProbeCases, DeferredCaptureRecordsWhatTheSynchronousOneDoes) {
   ExpectDeferredRecordsAsSynchronous(kPrograms / "reused_lists.expect.json", "host");
+}
+
+// A bfloat16 model's lists (every one holds a bfloat16 tensor): deferred since their norms are
+// summed with their digests (2026-11-29); before, none was, and the summary's "0 lists deferred"
+// failed this test.
+TEST(ProbeCases, DeferredCaptureOfBfloat16ListsRecordsWhatTheSynchronousOneDoes) {
+  ExpectDeferredRecordsAsSynchronous(kPrograms / "bf16_params.expect.json", "host");
 }
 
 // CUDA tensors digested on the device (ci/gpu-checks.sh's `probe` check runs this on a GPU).

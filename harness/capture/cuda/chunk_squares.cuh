@@ -2,11 +2,13 @@
 // chunk, value i of the chunk into partial sum i % 32, each partial sum in order, the 32 combined
 // pairwise (harness/trace/sum_of_squares.h is the definition). So a float32/float64 tensor's norm is
 // the same bits on the GPU as on the CPU, and one launch norms every tensor of a step (issue 38)
-// where LibTorch's reduction took a launch per tensor.
+// where LibTorch's reduction took a launch per tensor. float16 and bfloat16 values (since
+// 2026-11-29) are widened through float32 by harness/trace/half_floats.h, as the CPU widens them.
 //
 // One warp per chunk: lane L of the warp is partial sum L. The warp's 32 lanes read one coalesced
-// row of 32 values per step (128 bytes of float32, 256 of float64), and lane L adds its values L,
-// L+32, ... in order, as the CPU's vector lane L does. The additions of a lane depend on each other; the warps of other chunks hide that.
+// row of 32 values per step (64 bytes of 16-bit values, 128 of float32, 256 of float64), and lane
+// L adds its values L, L+32, ... in order, as the CPU's vector lane L does. The additions of a lane
+// depend on each other; the warps of other chunks hide that.
 //
 // The per-lane work is written here as host/device functions, so digest_kernel_test.cc runs the
 // very same steps on the CPU and checks them against SumOfSquares bit for bit; digest_kernel.cu
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "harness/capture/cuda/digest_kernel.cuh"
+#include "harness/trace/half_floats.h"
 #include "harness/trace/sum_of_squares.h"
 
 namespace lockstep {
@@ -28,7 +31,9 @@ static_assert(kSquareLanes == 32, "one partial sum per lane of a warp");
 
 using ::lockstep::SquaredAs;  // sum_of_squares.h
 
-LOCKSTEP_HD size_t ValueBytes(SquaredAs as) { return as == SquaredAs::kFloat64 ? 8 : 4; }
+LOCKSTEP_HD size_t ValueBytes(SquaredAs as) {
+  return as == SquaredAs::kFloat64 ? 8 : as == SquaredAs::kFloat32 ? 4 : 2;
+}
 
 // Multiply and add rounded separately: the CPU's definition is unfused, and nvcc would otherwise
 // contract `acc + v * v` into one FMA (other bits for float64 values).
@@ -48,12 +53,27 @@ LOCKSTEP_HD double MulRounded(double a, double b) {
 #endif
 }
 
+// A value widened exactly to float64 (sum_of_squares.cc's Widen).
 template <typename T>
-LOCKSTEP_HD T LoadValue(const T* p) {
+LOCKSTEP_HD double LoadValue(const T* p) {
 #if defined(__CUDA_ARCH__)
-  return __ldg(p);
+  return static_cast<double>(__ldg(p));
 #else
-  return *p;
+  return static_cast<double>(*p);
+#endif
+}
+LOCKSTEP_HD double LoadValue(const BFloat16Bits* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<double>(ToFloat(BFloat16Bits{__ldg(&p->bits)}));
+#else
+  return static_cast<double>(ToFloat(*p));
+#endif
+}
+LOCKSTEP_HD double LoadValue(const Float16Bits* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<double>(ToFloat(Float16Bits{__ldg(&p->bits)}));
+#else
+  return static_cast<double>(ToFloat(*p));
 #endif
 }
 
@@ -66,7 +86,7 @@ LOCKSTEP_HD double LaneSquareSum(const T* values, size_t count, int lane) {
 #pragma unroll 8
 #endif
   for (size_t i = static_cast<size_t>(lane); i < count; i += kSquareLanes) {
-    const double v = static_cast<double>(LoadValue(values + i));
+    const double v = LoadValue(values + i);
     acc = AddRounded(acc, MulRounded(v, v));
   }
   return acc;

@@ -28,7 +28,7 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
 struct DeviceBuffer {
   const void* data = nullptr;  // may be null when nbytes is 0
   size_t nbytes = 0;
-  // float32 or float64 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
+  // float32, float64, float16 or bfloat16 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
   // norm's order (chunk_squares.cuh); `data` must then be aligned to the value's size.
   SquaredAs squares = SquaredAs::kNone;
   // The caller knows `data` is memory of the device named in the call (a CUDA tensor's, from
@@ -55,7 +55,7 @@ Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer
                                                   cudaStream_t stream,
                                                   std::vector<double>* chunk_square_sums = nullptr);
 
-// Only the sums of squares of one buffer's chunks (`buffer.squares` must say float32 or float64),
+// Only the sums of squares of one buffer's chunks (`buffer.squares` must not be kNone),
 // as DigestDeviceChunks computes them, without hashing: TensorL2Norm of a CUDA tensor. Empty for an
 // empty buffer.
 Result<std::vector<double>> SquareSumDeviceChunks(const DeviceBuffer& buffer, int device, cudaStream_t stream);

@@ -58,11 +58,13 @@ uint64_t NormBits(double v) {
   return b;
 }
 
-// A float32/float64 CUDA tensor's norm is summed on the device in the CPU's order: the same bits as
-// the norm of its contiguous CPU copy, whatever its size (one chunk or several) or layout.
+// A float32/64, float16 or bfloat16 CUDA tensor's norm is summed on the device in the CPU's order:
+// the same bits as the norm of its contiguous CPU copy, whatever its size (one chunk or several) or
+// layout.
 TEST_F(CudaTensorDigestTest, NormsAreTheCpuCopysBitForBit) {
   torch::manual_seed(7);
-  for (const auto dtype : {torch::kFloat32, torch::kFloat64}) {
+  // float16 and bfloat16 since 2026-11-29: summed in the same launch, no LibTorch reduction.
+  for (const auto dtype : {torch::kFloat32, torch::kFloat64, torch::kFloat16, torch::kBFloat16}) {
     const torch::Tensor big = torch::randn({(3 << 20) + 11}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA));
     const std::vector<torch::Tensor> list = {
         torch::randn({1}, torch::TensorOptions().dtype(dtype).device(torch::kCUDA)),

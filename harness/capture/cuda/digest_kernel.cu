@@ -127,9 +127,19 @@ __global__ void __launch_bounds__(kSquareLanes) ChunkSquaresKernel(const SquareT
   __shared__ double lanes[kSquareLanes];
   const SquareTask task = tasks[blockIdx.x];
   const int lane = static_cast<int>(threadIdx.x);
-  lanes[lane] = task.as == SquaredAs::kFloat64
-                    ? LaneSquareSum(reinterpret_cast<const double*>(task.data), task.count, lane)
-                    : LaneSquareSum(reinterpret_cast<const float*>(task.data), task.count, lane);
+  double sum = 0.0;
+  switch (task.as) {
+    case SquaredAs::kFloat64: sum = LaneSquareSum(reinterpret_cast<const double*>(task.data), task.count, lane); break;
+    case SquaredAs::kFloat32: sum = LaneSquareSum(reinterpret_cast<const float*>(task.data), task.count, lane); break;
+    case SquaredAs::kFloat16:
+      sum = LaneSquareSum(reinterpret_cast<const Float16Bits*>(task.data), task.count, lane);
+      break;
+    case SquaredAs::kBFloat16:
+      sum = LaneSquareSum(reinterpret_cast<const BFloat16Bits*>(task.data), task.count, lane);
+      break;
+    case SquaredAs::kNone: break;  // no task is made for it (AppendSquareTasks)
+  }
+  lanes[lane] = sum;
   __syncthreads();
   if (lane == 0) out[blockIdx.x] = PairwiseTotal(lanes);
 }
@@ -354,7 +364,7 @@ Result<std::vector<Digest128>> DigestDeviceChunks(const std::vector<DeviceBuffer
 
 Result<std::vector<double>> SquareSumDeviceChunks(const DeviceBuffer& buffer, int device, cudaStream_t stream) {
   if (buffer.squares == SquaredAs::kNone) {
-    return InvalidArgumentError("CUDA digest: SquareSumDeviceChunks of a buffer not marked float32 or float64");
+    return InvalidArgumentError("CUDA digest: SquareSumDeviceChunks of a buffer whose values are not summed (kNone)");
   }
   std::vector<double> sums;
   LOCKSTEP_RETURN_IF_ERROR(cuda_digest::RunChunkKernels({buffer}, device, stream, nullptr, &sums));

@@ -215,6 +215,30 @@ TEST(ChunkSquaresLogicTest, ChunkSumsAreTheCpuDefinitionBitForBit) {
   ExpectChunkSumsLikeTheCpu<double>(21);
 }
 
+// float16 and bfloat16 chunks (since 2026-11-29): the kernel's lanes widen each value as the CPU's
+// loop does (half_floats.h), in the same order.
+template <typename T>
+void ExpectSixteenBitChunkSumsLikeTheCpu(unsigned min_field, unsigned max_field, uint32_t seed) {
+  const size_t per_chunk = kMiB / sizeof(T);
+  const std::vector<T> values = testing::SixteenBitValues<T>(per_chunk, seed, min_field, max_field);
+  for (size_t n : {size_t{1}, size_t{31}, size_t{33}, size_t{100}, size_t{4097}, per_chunk - 1, per_chunk}) {
+    SCOPED_TRACE(std::to_string(n) + " 16-bit values");
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(values.data(), n)), Bits(SumOfSquares(values.data(), n)));
+  }
+}
+
+TEST(ChunkSquaresLogicTest, SixteenBitChunkSumsAreTheCpuDefinitionBitForBit) {
+  ExpectSixteenBitChunkSumsLikeTheCpu<Float16Bits>(0, 30, 25);
+  ExpectSixteenBitChunkSumsLikeTheCpu<BFloat16Bits>(120, 134, 26);
+  std::vector<cuda_digest::SquareTask> tasks;
+  const std::vector<BFloat16Bits> values = testing::SixteenBitValues<BFloat16Bits>(kMiB / 2 + 3, 27, 120, 134);
+  cuda_digest::AppendSquareTasks(reinterpret_cast<const uint8_t*>(values.data()), values.size() * 2,
+                                 SquaredAs::kBFloat16, tasks);
+  ASSERT_EQ(tasks.size(), 2u) << "1 MiB of 2-byte values a chunk";
+  EXPECT_EQ(tasks[0].count, kMiB / 2);
+  EXPECT_EQ(tasks[1].count, 3u);
+}
+
 TEST(ChunkSquaresLogicTest, TheComparisonSeesTheOrder) {
   // The same squares added in one sequence (as a naive loop would) give other bits on this data:
   // the test above would notice a kernel that added in another order.

@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
+
+#include "harness/trace/half_floats.h"
 
 namespace lockstep::testing {
 
@@ -27,6 +30,21 @@ std::vector<T> ValuesOverExponents(size_t n, uint32_t seed, int min_exponent, in
   std::uniform_int_distribution<int> exponent(min_exponent, max_exponent);
   std::vector<T> v(n);
   for (T& x : v) x = static_cast<T>(std::ldexp(mantissa(gen), exponent(gen)));
+  return v;
+}
+
+// n float16 or bfloat16 values (half_floats.h): random sign and mantissa, the exponent field uniform
+// in [min_field, max_field] (float16: 1-30 are the normal binades, 0 the subnormals; bfloat16:
+// 1-254, 127 is 2^0).
+template <typename T>
+std::vector<T> SixteenBitValues(size_t n, uint32_t seed, unsigned min_field, unsigned max_field) {
+  static_assert(std::is_same_v<T, Float16Bits> || std::is_same_v<T, BFloat16Bits>);
+  constexpr unsigned kMantissaBits = std::is_same_v<T, Float16Bits> ? 10 : 7;
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<unsigned> field(min_field, max_field), mantissa(0, (1u << kMantissaBits) - 1),
+      sign(0, 1);
+  std::vector<T> v(n);
+  for (T& x : v) x.bits = static_cast<uint16_t>(sign(gen) << 15 | field(gen) << kMantissaBits | mantissa(gen));
   return v;
 }
 
