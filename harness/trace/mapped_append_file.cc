@@ -33,10 +33,12 @@ std::once_flag fork_handler_once;
 
 }  // namespace
 
-Result<std::unique_ptr<MappedAppendFile>> MappedAppendFile::Open(int fd, std::string name, size_t window_bytes) {
+Result<std::unique_ptr<MappedAppendFile>> MappedAppendFile::Open(int fd, std::string name, size_t window_bytes,
+                                                                 AppendBy by) {
   std::call_once(fork_handler_once, [] { ::pthread_atfork(nullptr, nullptr, &CountFork); });
   std::unique_ptr<MappedAppendFile> f(new MappedAppendFile(fd, std::move(name), RoundUp(std::max(window_bytes, kPage))));
   f->fork_generation_ = fork_generation.load(std::memory_order_relaxed);
+  if (by == AppendBy::kWrite) return f;
   void* m = ::mmap(nullptr, kVirtualBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (m == MAP_FAILED) return f;  // write(2)
   f->map_ = static_cast<char*>(m);
@@ -154,12 +156,22 @@ Status MappedAppendFile::WriteDirect(std::string_view bytes) {
 }
 
 Status MappedAppendFile::Append(std::string_view bytes) {
+  if (InOpeningProcess() && map_ == nullptr) return WriteDirect(bytes);
+  LOCKSTEP_ASSIGN_OR_RETURN(char* room, Reserve(bytes.size()));
+  std::memcpy(room, bytes.data(), bytes.size() - 1);
+  return Commit(bytes.back());
+}
+
+Result<char*> MappedAppendFile::Reserve(size_t n) {
   if (!InOpeningProcess()) {
     return InternalError("cannot write trace " + name_ + " from a forked child of the process that opened it");
   }
-  if (map_ == nullptr) return WriteDirect(bytes);
-  const size_t n = bytes.size();
-  if (used_ + n > ready_.load(std::memory_order_acquire)) {
+  if (reserved_for_ > 0 && map_ != nullptr) {
+    // A reservation given up: its bytes cleared, so that none is read as the start of a record.
+    std::memset(map_ + used_, 0, reserved_for_);
+  }
+  reserved_for_ = 0;
+  if (map_ != nullptr && used_ + n > ready_.load(std::memory_order_acquire)) {
     // The helper is behind (a burst, or its work failed): do it here.
     bool cannot_map = false;
     std::unique_lock<std::mutex> lock(mu_);
@@ -176,16 +188,36 @@ Status MappedAppendFile::Append(std::string_view bytes) {
         has_helper_ = false;
       }
       LOCKSTEP_RETURN_IF_ERROR(GoDirect());
-      return WriteDirect(bytes);
+    } else {
+      LOCKSTEP_RETURN_IF_ERROR(s);
     }
-    LOCKSTEP_RETURN_IF_ERROR(s);
+  }
+  reserved_for_ = n;
+  if (map_ == nullptr) {
+    direct_room_.resize(n);
+    return direct_room_.data();
+  }
+  return map_ + used_;
+}
+
+Status MappedAppendFile::Commit(char last) {
+  const size_t n = reserved_for_;
+  if (n == 0) return InternalError("trace " + name_ + ": a commit without a reservation");
+  reserved_for_ = 0;
+  if (map_ == nullptr) {
+    direct_room_[n - 1] = last;
+    return WriteDirect(direct_room_);
   }
   // The bytes, then the last one (a record's newline): a reader never takes a line whose end it
   // sees before the rest, and takes nothing past a zero byte (TraceDataLength).
-  std::memcpy(map_ + used_, bytes.data(), n - 1);
   std::atomic_thread_fence(std::memory_order_release);
-  map_[used_ + n - 1] = bytes[n - 1];
+  map_[used_ + n - 1] = last;
   used_ += n;
+  AskAhead();
+  return Status::Ok();
+}
+
+void MappedAppendFile::AskAhead() {
   // Less than half a window left ready: ask the helper for the next, once.
   if (has_helper_ && !asked_.load(std::memory_order_relaxed) &&
       ready_.load(std::memory_order_relaxed) - used_ < window_ / 2) {
@@ -196,7 +228,6 @@ Status MappedAppendFile::Append(std::string_view bytes) {
     }
     wake_.notify_one();
   }
-  return Status::Ok();
 }
 
 Status CutReservedTail(const std::filesystem::path& path) {

@@ -35,18 +35,33 @@
 
 namespace lockstep {
 
+// How appends reach the file: stored into the mapping (the default, falling back to write(2) where
+// it cannot serve), or write(2) calls from the start (what that fallback does; tests take both).
+enum class AppendBy { kMapping, kWrite };
+
 class MappedAppendFile {
  public:
   // Takes `fd`, an empty regular file open for reading and writing (closed by the destructor).
   // `window_bytes`: how far ahead the helper keeps the file ready (tests make it small).
   // `name` goes into error messages.
-  static Result<std::unique_ptr<MappedAppendFile>> Open(int fd, std::string name, size_t window_bytes);
+  static Result<std::unique_ptr<MappedAppendFile>> Open(int fd, std::string name, size_t window_bytes,
+                                                        AppendBy by = AppendBy::kMapping);
   ~MappedAppendFile();
   MappedAppendFile(const MappedAppendFile&) = delete;
   MappedAppendFile& operator=(const MappedAppendFile&) = delete;
 
   // Appends `bytes` (not empty). Not thread-safe: the caller serializes appends.
   Status Append(std::string_view bytes);
+
+  // The same in two steps, for a caller that writes a record where it goes instead of copying it
+  // there (a step record's table, a few KB after every step): Reserve(n) gives room for n bytes
+  // (n >= 1), the caller stores the first n - 1, and Commit(last) stores the last one after them,
+  // as Append does. Where appends are write(2) calls, the room is a buffer of this object's,
+  // written at Commit. Nothing else is appended in between. A Reserve without its Commit appends
+  // nothing: the next Reserve or Append clears its room and reuses it (until then its bytes lie
+  // past the data, where a reader sees an unfinished last line, as of a rank killed mid-record).
+  Result<char*> Reserve(size_t n);
+  Status Commit(char last);
 
   bool mapped() const { return map_ != nullptr; }
   size_t appended() const { return used_; }
@@ -61,6 +76,8 @@ class MappedAppendFile {
   Status GoDirect();
   Status WriteDirect(std::string_view bytes);
   bool InOpeningProcess() const;
+  // Asks the helper for the next window once less than half of one is left ready.
+  void AskAhead();
 
   int fd_;
   std::string name_;
@@ -68,6 +85,8 @@ class MappedAppendFile {
   char* map_ = nullptr;
   size_t virtual_ = 0;        // the mapping's length
   size_t used_ = 0;           // appended
+  size_t reserved_for_ = 0;   // the pending Reserve's size (0: none)
+  std::string direct_room_;   // Reserve's room where appends are write(2) calls
   size_t reserved_ = 0;       // the file's size: blocks reserved up to here (under mu_)
   std::atomic<size_t> ready_{0};  // reserved and writable up to here
   bool populate_ = true;      // MADV_POPULATE_WRITE works here

@@ -55,10 +55,9 @@ inline void PutPairs(uint64_t a, uint64_t b, uint64_t c, char* o) {
 
 }  // namespace
 
-void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::string& out) {
-  const size_t first = out.size();
-  out.resize(first + tensors.size() * kTensorTableEntryChars);
-  char* o = out.data() + first;
+namespace {
+
+void WriteTensorTablePortable(const std::vector<TensorRecord>& tensors, char* o) {
   for (const TensorRecord& t : tensors) {
     uint64_t norm_bits;
     static_assert(sizeof(norm_bits) == sizeof(t.norm));
@@ -66,6 +65,14 @@ void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::st
     PutPairs(t.digest.high, t.digest.low, norm_bits, o);
     o += kTensorTableEntryChars;
   }
+}
+
+}  // namespace
+
+void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::string& out) {
+  const size_t first = out.size();
+  out.resize(first + tensors.size() * kTensorTableEntryChars);
+  WriteTensorTablePortable(tensors, out.data() + first);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -90,11 +97,7 @@ __attribute__((target("ssse3"))) inline __m128i Base64Of12Bytes(__m128i in) {
   return _mm_add_epi8(_mm_shuffle_epi8(offsets, range), indices);
 }
 
-__attribute__((target("ssse3"))) void AppendTensorTableSsse3(const std::vector<TensorRecord>& tensors,
-                                                             std::string& out) {
-  const size_t first = out.size();
-  out.resize(first + tensors.size() * kTensorTableEntryChars);
-  char* o = out.data() + first;
+__attribute__((target("ssse3"))) void WriteTensorTableSsse3(const std::vector<TensorRecord>& tensors, char* o) {
   // An entry's 24 bytes, big-endian words, and 8 more that the second 16-byte load reads past them.
   alignas(16) unsigned char entry[32] = {};
   for (const TensorRecord& t : tensors) {
@@ -112,19 +115,23 @@ __attribute__((target("ssse3"))) void AppendTensorTableSsse3(const std::vector<T
 
 }  // namespace
 
-void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
+void WriteTensorTable(const std::vector<TensorRecord>& tensors, char* out) {
   static const bool ssse3 = __builtin_cpu_supports("ssse3");
   if (ssse3) {
-    AppendTensorTableSsse3(tensors, out);
+    WriteTensorTableSsse3(tensors, out);
   } else {
-    AppendTensorTablePortable(tensors, out);
+    WriteTensorTablePortable(tensors, out);
   }
 }
 #else
-void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
-  AppendTensorTablePortable(tensors, out);
-}
+void WriteTensorTable(const std::vector<TensorRecord>& tensors, char* out) { WriteTensorTablePortable(tensors, out); }
 #endif
+
+void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out) {
+  const size_t first = out.size();
+  out.resize(first + tensors.size() * kTensorTableEntryChars);
+  WriteTensorTable(tensors, out.data() + first);
+}
 
 std::optional<std::string> ReadTensorTable(std::string_view table, std::vector<TensorRecord>& tensors) {
   if (table.size() != tensors.size() * kTensorTableEntryChars) {

@@ -27,6 +27,9 @@ inline constexpr size_t kTensorTableEntryChars = 32;
 // such CPU since 2006) the base64 is computed 16 characters an instruction sequence, without a
 // table in memory: the table's lookups ran cold after a training step (docs/PERFORMANCE.md).
 void AppendTensorTable(const std::vector<TensorRecord>& tensors, std::string& out);
+// The same characters stored at `out`, tensors.size() * kTensorTableEntryChars of them: where a
+// record is written in place (TraceWriter, into the trace's mapping).
+void WriteTensorTable(const std::vector<TensorRecord>& tensors, char* out);
 // The same text by the portable path, which AppendTensorTable takes elsewhere (tests hold the two
 // to each other).
 void AppendTensorTablePortable(const std::vector<TensorRecord>& tensors, std::string& out);

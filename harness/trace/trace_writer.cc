@@ -302,11 +302,15 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Field(f::kN, static_cast<int64_t>(step.tensors.size()));
   j.RawKey(f::kTable);
   line_.push_back('"');
-  AppendTensorTable(step.tensors, line_);
-  line_.push_back('"');
-  j.End();
-  j.NewLine();
-  return Flush();
+  // The table, most of the record, is written where it goes, not into line_ and copied: after a
+  // training step both are out of the cache, and each was a few KB of cold lines to write.
+  static constexpr char kEnd[] = "\"}\n";  // the table's closing quote, the record's brace, newline
+  const size_t table = step.tensors.size() * kTensorTableEntryChars;
+  LOCKSTEP_ASSIGN_OR_RETURN(char* out, file_->Reserve(line_.size() + table + 3));
+  std::memcpy(out, line_.data(), line_.size());
+  WriteTensorTable(step.tensors, out + line_.size());
+  std::memcpy(out + line_.size() + table, kEnd, 2);
+  return file_->Commit(kEnd[2]);
 }
 
 Status TraceWriter::WriteCollectiveBegin(const CollectiveRecord& c) {
