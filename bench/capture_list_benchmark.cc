@@ -1,7 +1,7 @@
 // A list of many small CPU tensors captured in one pass (MultiTensorDigest: digests and norms), per
 // dtype, against one read of the same bytes in the same iteration: what a step of a model with
-// many small tensors costs in float32 and in the 16-bit types mixed-precision programs keep (the
-// probe captures such lists under `lockstep exec`). The CUDA counterpart is BM_CudaCapture
+// many small tensors costs in float32, in the 16-bit types mixed-precision programs keep (the
+// probe captures such lists under `lockstep exec`), and in int64 (buffers: step counters, ids). The CUDA counterpart is BM_CudaCapture
 // (bench/cuda_digest_benchmark.cc). Counters: capture_us and us_per_tensor (medians), x_read (the
 // median of capture over read, paired per iteration). Run:
 //   <build>/bin/lockstep-bench --benchmark_filter=CaptureList
@@ -50,7 +50,8 @@ void BM_CaptureList(benchmark::State& state) {
   torch::set_num_threads(1);  // as lockstep-rank and the probe's ranks
   const torch::ScalarType dtype = state.range(0) == 0   ? torch::kFloat32
                                   : state.range(0) == 1 ? torch::kBFloat16
-                                                        : torch::kFloat16;
+                                  : state.range(0) == 2 ? torch::kFloat16
+                                                        : torch::kInt64;
   torch::Tensor flat;
   const std::vector<torch::Tensor> tensors = SmallTensors(dtype, 1024, flat);
   const auto* bytes = static_cast<const unsigned char*>(flat.const_data_ptr());
@@ -79,10 +80,11 @@ void BM_CaptureList(benchmark::State& state) {
   state.counters["x_read"] = bench::Median(ratio);
 }
 BENCHMARK(BM_CaptureList)
-    ->ArgName("dtype")  // 0 float32, 1 bfloat16, 2 float16
+    ->ArgName("dtype")  // 0 float32, 1 bfloat16, 2 float16, 3 int64
     ->Arg(0)
     ->Arg(1)
     ->Arg(2)
+    ->Arg(3)
     ->MinTime(0.3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

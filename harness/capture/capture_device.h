@@ -25,7 +25,7 @@ struct CaptureBuffer {
   const void* data = nullptr;  // may be null when nbytes is 0
   size_t nbytes = 0;
   uint64_t seed = 0;  // the digest's descriptor seed (DescriptorSeed of dtype, shape and bytes)
-  // float32/64, float16, bfloat16 values: their chunks' sums of squares are computed too (the L2
+  // values the norm's definition sums: their chunks' sums of squares are computed too (the L2
   // norm, in the CPU's order: sum_of_squares.h); kNone: the digest only, the norm left to the caller.
   SquaredAs squares = SquaredAs::kNone;
 };

@@ -41,7 +41,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     // Left on the device for Run's batch. As DigestTensor does, a view is made contiguous on the
     // device first (kept alive in copies_ until Run); a tensor that is contiguous already (every
     // tensor of a trainer's state) is read where it is, with no LibTorch op: each costs host time
-    // per tensor per step. The norms of dtypes other than float32/64, float16 and bfloat16 are
+    // per tensor per step. The norms of dtypes the definition does not sum (complex, float8) are
     // queued, as TensorL2Norm computes them, in float64 (a complex tensor's float32 norm widens
     // exactly).
     const bool in_place = ValuesInPlace(tensor);
@@ -79,7 +79,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     e.norm = TensorL2Norm(tensor);
     e.copied = true;
   } else {
-    e.squares = SquaredAsOf(tensor.scalar_type());  // float32/64, float16, bfloat16: summed in Run's pass
+    e.squares = SquaredAsOf(tensor.scalar_type());  // summed in Run's pass, unless kNone
     if (e.squares == SquaredAs::kNone) e.norm = TensorL2Norm(tensor);
   }
   e.where = Where::kHost;

@@ -11,12 +11,12 @@
 //
 // Tensors that cannot be read where they are (views, lazy conjugate/negative bits, other devices)
 // are made contiguous on the host in Add(), as DigestTensor does; their norms, and the norms of
-// dtypes other than float32/64, float16 and bfloat16, come from TensorL2Norm in Add(), so that they are the same
+// dtypes the definition does not sum (SquaredAsOf: complex, float8), come from TensorL2Norm in Add(), so that they are the same
 // bits as the per-tensor path's (LibTorch's own reduction there).
 //
 // CUDA tensors, where the build has the CUDA digest (harness/capture/cuda), stay on the device: Run()
-// digests all of them in one kernel launch per device and sums the squares of all the float32/64,
-// float16 and bfloat16 ones in one more (DigestDeviceChunks), and reads everything back with one copy per
+// digests all of them in one kernel launch per device and sums the squares of all those the
+// definition sums in one more (DigestDeviceChunks), and reads everything back with one copy per
 // device, instead of a launch, a copy and a synchronization per tensor and per norm. The norms of
 // other dtypes are queued in Add() (LibTorch's reduction, as TensorL2Norm) and read with one copy.
 // Same bits as DigestTensor/TensorL2Norm.
@@ -61,8 +61,8 @@ class MultiTensorDigest {
   Status Run();
 
   // The list as a CaptureDevice's buffers (capture_pipeline.h), instead of Run(): when every tensor
-  // added is a float32/64, float16 or bfloat16 tensor read where it is (no copy was made, its norm
-  // is summed with its digest) and all are in one place, fills `buffers` (Add's order) and returns
+  // added is read where it is and summed by the definition (no copy was made, its norm is summed
+  // with its digest) and all are in one place, fills `buffers` (Add's order) and returns
   // that place;
   // otherwise nullopt, and only Run() can digest the list. The same digests and norms either way.
   std::optional<BufferPlace> AsBuffers(std::vector<CaptureBuffer>& buffers) const;
@@ -85,7 +85,7 @@ class MultiTensorDigest {
     size_t nbytes = 0;
     uint64_t seed = 0;  // DescriptorSeed of the tensor's dtype, shape and byte count
     Where where = Where::kDone;
-    // float32/64, float16, bfloat16 values: the squares are summed where the bytes are hashed (sum_of_squares.h);
+    // values the definition sums (SquaredAsOf): the squares are summed where the bytes are hashed (sum_of_squares.h);
     // kNone: the norm is set in Add, or queued on the device (device_norm).
     SquaredAs squares = SquaredAs::kNone;
     Digest128 digest;

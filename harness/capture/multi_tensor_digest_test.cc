@@ -47,7 +47,8 @@ TEST(MultiTensorDigestTest, OddSizesAroundLanesAndChunks) {
   ExpectSameAsPerTensor(m, list);
 }
 
-// Every dtype: float32/float64 are summed in the pass, the others normed as TensorL2Norm does.
+// Every dtype: those the definition sums (SquaredAsOf) in the pass, the others normed as TensorL2Norm
+// does.
 TEST(MultiTensorDigestTest, EveryDtype) {
   torch::manual_seed(4);
   const torch::Tensor base = torch::randn({5, 7}) * 10;

@@ -78,10 +78,10 @@ TEST(SimulatedCaptureDeviceTest, ResultsAreTheSynchronousPathsBits) {
   }
 }
 
-// MultiTensorDigest::AsBuffers: a list of float32/64, float16 and bfloat16 tensors read where they
-// are becomes the device's buffers, whose captured digests and norms are the list's Run() bits; a
-// list with anything Run() must copy or norm itself (a view, an integer or complex tensor, an
-// undefined one) has none.
+// MultiTensorDigest::AsBuffers: a list of tensors read where they are (floating-point, integer,
+// bool) becomes the device's buffers, whose captured digests and norms are the list's Run() bits;
+// a list with anything Run() must copy or norm itself (a view, a complex tensor, an undefined one)
+// has none.
 TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
   torch::manual_seed(11);
   const std::vector<torch::Tensor> tensors = {torch::randn({33}),
@@ -89,6 +89,8 @@ TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
                                               torch::randn({262145}),
                                               torch::randn({524289}).to(torch::kBFloat16),  // two chunks
                                               torch::randn({77}).to(torch::kFloat16),
+                                              torch::arange(-50, 50, torch::kInt64),
+                                              torch::rand({65}) > 0.5,
                                               torch::empty({0})};
   MultiTensorDigest list;
   for (const torch::Tensor& t : tensors) list.Add(t);
@@ -114,7 +116,7 @@ TEST(SimulatedCaptureDeviceTest, AListsBuffersCaptureAsItsRunDigests) {
 
   const torch::Tensor w = torch::randn({3, 4});
   for (const torch::Tensor& other :
-       {w.t(), torch::arange(4, torch::kInt64), torch::Tensor(), torch::complex(w, w), w.to(torch::kBFloat16).t()}) {
+       {w.t(), torch::Tensor(), torch::complex(w, w), w.to(torch::kBFloat16).t(), torch::arange(4, torch::kInt64).view({2, 2}).t()}) {
     MultiTensorDigest mixed;
     mixed.Add(w);
     mixed.Add(other);

@@ -41,6 +41,12 @@ SquaredAs SquaredAsOf(c10::ScalarType dtype) {
     case c10::ScalarType::Double: return SquaredAs::kFloat64;
     case c10::ScalarType::Half: return SquaredAs::kFloat16;
     case c10::ScalarType::BFloat16: return SquaredAs::kBFloat16;
+    case c10::ScalarType::Long: return SquaredAs::kInt64;
+    case c10::ScalarType::Int: return SquaredAs::kInt32;
+    case c10::ScalarType::Short: return SquaredAs::kInt16;
+    case c10::ScalarType::Char: return SquaredAs::kInt8;
+    case c10::ScalarType::Byte: return SquaredAs::kUInt8;
+    case c10::ScalarType::Bool: return SquaredAs::kBool;
     default: return SquaredAs::kNone;
   }
 }

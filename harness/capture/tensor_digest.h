@@ -36,12 +36,14 @@ bool ReadableInPlace(const torch::Tensor& tensor);
 // tensor that is hashed on the device as it is (MultiTensorDigest). `tensor` must be defined.
 bool ValuesInPlace(const torch::Tensor& tensor);
 
-// How the norm sums values of `dtype` (sum_of_squares.h): float32, float64, float16 and bfloat16
-// by the definition; every other dtype kNone (LibTorch's reduction, L2NormTensor).
+// How the norm sums values of `dtype` (sum_of_squares.h): the floating-point dtypes float32, float64,
+// float16 and bfloat16, the integers int64, int32, int16, int8 and uint8, and bool by the
+// definition; every other dtype (complex, float8, the wider unsigned ones) kNone: LibTorch's
+// reduction, L2NormTensor.
 SquaredAs SquaredAsOf(c10::ScalarType dtype);
 
-// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate).
-// Float32, float64, float16 and bfloat16 values are summed as SumOfSquares defines
+// L2 norm accumulated in float64 (0 for an undefined or empty tensor; NaN/inf propagate). Values
+// of every dtype SquaredAsOf names are summed as SumOfSquares defines
 // (sum_of_squares.h), chunk by chunk: for a contiguous CPU tensor in place, and for a CUDA tensor
 // (any layout, made contiguous) on the device where the build has the CUDA digest, with the same
 // bits as its contiguous CPU copy.

@@ -134,6 +134,22 @@ TEST(TensorDigestTest, SixteenBitNormsSumTheirValuesAsFloat32Does) {
   }
 }
 
+// Integer and bool tensors (since 2026-11-29; LibTorch's reduction of their float64 copy before):
+// the definition's sum of their values converted to float64, so within one chunk (at most 2^17
+// values) their float64 copy's norm, bit for bit; a bool counts 1 per true value.
+TEST(TensorDigestTest, IntegerNormsSumTheirValuesAsFloat64Does) {
+  torch::manual_seed(4);
+  for (const auto dtype : {torch::kInt64, torch::kInt32, torch::kInt16, torch::kInt8, torch::kUInt8}) {
+    for (const int64_t n : {1, 33, 1000, 131072}) {
+      const torch::Tensor t = torch::randint(dtype == torch::kUInt8 ? 0 : -100, 100, {n}, dtype);
+      EXPECT_EQ(Bits(TensorL2Norm(t)), Bits(TensorL2Norm(t.to(torch::kFloat64)))) << c10::toString(dtype) << " n=" << n;
+    }
+  }
+  const torch::Tensor mask = torch::rand({5000}) > 0.3;
+  EXPECT_EQ(TensorL2Norm(mask), std::sqrt(mask.sum().item<double>()));
+  EXPECT_EQ(TensorL2Norm(torch::full({}, 12, torch::kInt64)), 12.0);  // BatchNorm's num_batches_tracked
+}
+
 TEST(TensorDigestTest, L2NormInDouble) {
   EXPECT_DOUBLE_EQ(TensorL2Norm(torch::tensor({3.0f, 4.0f})), 5.0);
   EXPECT_DOUBLE_EQ(TensorL2Norm(torch::tensor({3, 4}, torch::kInt64)), 5.0);

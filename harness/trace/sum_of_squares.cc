@@ -22,6 +22,13 @@ namespace {
 // Inlined into each clone, so that each clone's copy is compiled for its instruction set. The
 // partial sums are copied in and out: kept in a local array, they stay in registers (a double* that
 // may alias `p` would have to be stored after every addition).
+// A value as float64: a plain conversion, and a bool's byte as 0 or 1.
+template <typename T>
+LOCKSTEP_INLINE_INTO_CLONE inline double AsDouble(T v) {
+  return static_cast<double>(v);
+}
+LOCKSTEP_INLINE_INTO_CLONE inline double AsDouble(BoolByte v) { return v.byte != 0 ? 1.0 : 0.0; }
+
 template <typename T>
 LOCKSTEP_INLINE_INTO_CLONE inline void AddSquaresOf(const T* p, size_t n, SquareLanes& lanes) {
   double acc[kSumOfSquaresLanes];
@@ -29,12 +36,12 @@ LOCKSTEP_INLINE_INTO_CLONE inline void AddSquaresOf(const T* p, size_t n, Square
   size_t i = 0;
   for (; i + kSumOfSquaresLanes <= n; i += kSumOfSquaresLanes) {
     for (size_t k = 0; k < kSumOfSquaresLanes; ++k) {
-      const double v = static_cast<double>(p[i + k]);
+      const double v = AsDouble(p[i + k]);
       acc[k] += v * v;
     }
   }
   for (; i < n; ++i) {
-    const double v = static_cast<double>(p[i]);
+    const double v = AsDouble(p[i]);
     acc[i % kSumOfSquaresLanes] += v * v;
   }
   for (size_t k = 0; k < kSumOfSquaresLanes; ++k) lanes.acc[k] = acc[k];
@@ -104,6 +111,12 @@ LOCKSTEP_SIMD_CLONES void AddSquares(const float* p, size_t n, SquareLanes& lane
 LOCKSTEP_SIMD_CLONES void AddSquares(const double* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
 void AddSquares(const Float16Bits* p, size_t n, SquareLanes& lanes) { AddSquaresOfSixteenBit(p, n, lanes); }
 void AddSquares(const BFloat16Bits* p, size_t n, SquareLanes& lanes) { AddSquaresOfSixteenBit(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const int64_t* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const int32_t* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const int16_t* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const int8_t* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const uint8_t* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
+LOCKSTEP_SIMD_CLONES void AddSquares(const BoolByte* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
 
 void AddSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes, SquareLanes& lanes) {
   switch (as) {
@@ -112,6 +125,12 @@ void AddSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes, SquareLanes& 
     case SquaredAs::kFloat64: return AddSquares(static_cast<const double*>(p), nbytes / sizeof(double), lanes);
     case SquaredAs::kFloat16: return AddSquares(static_cast<const Float16Bits*>(p), nbytes / 2, lanes);
     case SquaredAs::kBFloat16: return AddSquares(static_cast<const BFloat16Bits*>(p), nbytes / 2, lanes);
+    case SquaredAs::kInt64: return AddSquares(static_cast<const int64_t*>(p), nbytes / 8, lanes);
+    case SquaredAs::kInt32: return AddSquares(static_cast<const int32_t*>(p), nbytes / 4, lanes);
+    case SquaredAs::kInt16: return AddSquares(static_cast<const int16_t*>(p), nbytes / 2, lanes);
+    case SquaredAs::kInt8: return AddSquares(static_cast<const int8_t*>(p), nbytes, lanes);
+    case SquaredAs::kUInt8: return AddSquares(static_cast<const uint8_t*>(p), nbytes, lanes);
+    case SquaredAs::kBool: return AddSquares(static_cast<const BoolByte*>(p), nbytes, lanes);
   }
 }
 
@@ -143,6 +162,12 @@ double SumOfSquares(const float* p, size_t n) { return SumOfSquaresOf(p, n); }
 double SumOfSquares(const double* p, size_t n) { return SumOfSquaresOf(p, n); }
 double SumOfSquares(const Float16Bits* p, size_t n) { return SumOfSquaresOf(p, n); }
 double SumOfSquares(const BFloat16Bits* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const int64_t* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const int32_t* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const int16_t* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const int8_t* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const uint8_t* p, size_t n) { return SumOfSquaresOf(p, n); }
+double SumOfSquares(const BoolByte* p, size_t n) { return SumOfSquaresOf(p, n); }
 
 double SumOfSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes) {
   if (as == SquaredAs::kNone) return 0.0;

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -163,12 +165,49 @@ TEST(SumOfSquaresTest, SixteenBitValuesSumAsTheirFloat32Values) {
   EXPECT_EQ(Bits(SumOfSquares(v.data(), v.size())), Bits(Definition(d, kSumOfSquaresLanes)));
 }
 
+// Integers are converted to float64 as LibTorch's to(kDouble) converts them (exactly below 2^53,
+// else to the nearest) and summed by the definition; a bool's byte counts 1 when it is not zero.
+template <typename T>
+void ExpectIntegersSumByTheDefinition(int64_t low, int64_t high, uint32_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int64_t> value(low, high);
+  std::vector<T> v(100000 + 13);
+  for (T& x : v) x = static_cast<T>(value(gen));
+  for (size_t n : {0, 1, 31, 33, 4096 + 17, 100000 + 13}) {
+    const std::vector<T> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_EQ(Bits(SumOfSquares(v.data(), n)), Bits(Definition(head, kSumOfSquaresLanes))) << sizeof(T) << " n=" << n;
+  }
+}
+
+TEST(SumOfSquaresTest, IntegersSumAsTheirFloat64Values) {
+  ExpectIntegersSumByTheDefinition<int64_t>(-(int64_t{1} << 62), int64_t{1} << 62, 41);  // rounded above 2^53
+  ExpectIntegersSumByTheDefinition<int64_t>(-1000, 1000, 42);
+  ExpectIntegersSumByTheDefinition<int32_t>(INT32_MIN, INT32_MAX, 43);
+  ExpectIntegersSumByTheDefinition<int16_t>(INT16_MIN, INT16_MAX, 44);
+  ExpectIntegersSumByTheDefinition<int8_t>(INT8_MIN, INT8_MAX, 45);
+  ExpectIntegersSumByTheDefinition<uint8_t>(0, UINT8_MAX, 46);
+}
+
+TEST(SumOfSquaresTest, ABoolCountsOneWhereItsByteIsNotZero) {
+  const std::vector<BoolByte> b = {{0}, {1}, {2}, {255}, {0}, {1}};
+  EXPECT_EQ(SumOfSquares(b.data(), b.size()), 4.0);
+  EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kBool, b.data(), b.size()), 4.0);
+  std::vector<BoolByte> many(1000, BoolByte{7});
+  EXPECT_EQ(SumOfSquares(many.data(), many.size()), 1000.0);
+}
+
 TEST(SumOfSquaresTest, BytesOfNoKindSumToZero) {
   const std::vector<float> f(10, 2.0f);
   EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kNone, f.data(), sizeof(float) * f.size()), 0.0);
   EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kFloat32, f.data(), sizeof(float) * f.size()), 40.0);
   EXPECT_EQ(SquaredValueBytes(SquaredAs::kFloat16), 2u);
   EXPECT_EQ(SquaredValueBytes(SquaredAs::kFloat64), 8u);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kInt64), 8u);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kInt32), 4u);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kInt16), 2u);
+  EXPECT_EQ(SquaredValueBytes(SquaredAs::kBool), 1u);
+  const std::vector<int32_t> i = {3, -4};
+  EXPECT_EQ(SumOfSquaresOfBytes(SquaredAs::kInt32, i.data(), sizeof(int32_t) * i.size()), 25.0);
 }
 
 TEST(SumOfSquaresTest, NanAndInfinityPropagate) {

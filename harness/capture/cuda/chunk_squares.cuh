@@ -3,7 +3,8 @@
 // pairwise (harness/trace/sum_of_squares.h is the definition). So a float32/float64 tensor's norm is
 // the same bits on the GPU as on the CPU, and one launch norms every tensor of a step (issue 38)
 // where LibTorch's reduction took a launch per tensor. float16 and bfloat16 values (since
-// 2026-11-29) are widened through float32 by harness/trace/half_floats.h, as the CPU widens them.
+// 2026-11-29) are widened through float32 by harness/trace/half_floats.h, as the CPU widens them;
+// integers and bools (the same day) converted as the CPU converts them.
 //
 // One warp per chunk: lane L of the warp is partial sum L. The warp's 32 lanes read one coalesced
 // row of 32 values per step (64 bytes of 16-bit values, 128 of float32, 256 of float64), and lane
@@ -30,10 +31,6 @@ constexpr int kSquareLanes = static_cast<int>(kSumOfSquaresLanes);  // one warp
 static_assert(kSquareLanes == 32, "one partial sum per lane of a warp");
 
 using ::lockstep::SquaredAs;  // sum_of_squares.h
-
-LOCKSTEP_HD size_t ValueBytes(SquaredAs as) {
-  return as == SquaredAs::kFloat64 ? 8 : as == SquaredAs::kFloat32 ? 4 : 2;
-}
 
 // Multiply and add rounded separately: the CPU's definition is unfused, and nvcc would otherwise
 // contract `acc + v * v` into one FMA (other bits for float64 values).
@@ -67,6 +64,13 @@ LOCKSTEP_HD double LoadValue(const BFloat16Bits* p) {
   return static_cast<double>(ToFloat(BFloat16Bits{__ldg(&p->bits)}));
 #else
   return static_cast<double>(ToFloat(*p));
+#endif
+}
+LOCKSTEP_HD double LoadValue(const BoolByte* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(&p->byte) != 0 ? 1.0 : 0.0;
+#else
+  return p->byte != 0 ? 1.0 : 0.0;
 #endif
 }
 LOCKSTEP_HD double LoadValue(const Float16Bits* p) {
@@ -114,7 +118,8 @@ inline void AppendSquareTasks(const uint8_t* data, size_t nbytes, SquaredAs as, 
   if (as == SquaredAs::kNone || nbytes == 0) return;
   for (size_t c = 0; c < DigestChunkCount(nbytes); ++c) {
     tasks.push_back(
-        SquareTask{data + c * kChunkBytes, static_cast<uint32_t>(DigestChunkLength(nbytes, c) / ValueBytes(as)), as});
+        SquareTask{data + c * kChunkBytes,
+                   static_cast<uint32_t>(DigestChunkLength(nbytes, c) / SquaredValueBytes(as)), as});
   }
 }
 

@@ -119,7 +119,7 @@ Status CudaCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>& buff
     const size_t first_chunk = tasks_.size();
     cuda_digest::AppendChunkTasks(data, b.nbytes, tasks_);
     if (b.squares != SquaredAs::kNone && b.nbytes > 0) {
-      const size_t value = cuda_digest::ValueBytes(b.squares);
+      const size_t value = SquaredValueBytes(b.squares);
       if (reinterpret_cast<uintptr_t>(data) % value != 0 || b.nbytes % value != 0) {
         return InvalidArgumentError("CUDA capture: a buffer of " + std::to_string(value) +
                                     "-byte values is not aligned to them");

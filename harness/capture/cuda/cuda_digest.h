@@ -28,7 +28,7 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
 struct DeviceBuffer {
   const void* data = nullptr;  // may be null when nbytes is 0
   size_t nbytes = 0;
-  // float32, float64, float16 or bfloat16 values: DigestDeviceChunks also sums their squares, chunk by chunk, in the
+  // values the norm's definition sums (not kNone): DigestDeviceChunks also sums their squares, chunk by chunk, in the
   // norm's order (chunk_squares.cuh); `data` must then be aligned to the value's size.
   SquaredAs squares = SquaredAs::kNone;
   // The caller knows `data` is memory of the device named in the call (a CUDA tensor's, from

@@ -81,6 +81,25 @@ TEST_F(CudaTensorDigestTest, NormsAreTheCpuCopysBitForBit) {
   }
 }
 
+// Integer and bool CUDA tensors (since 2026-11-29): their norms summed in the same launch, the bits
+// of their CPU copies'.
+TEST_F(CudaTensorDigestTest, IntegerAndBoolNormsAreTheCpuCopysBitForBit) {
+  torch::manual_seed(8);
+  const std::vector<torch::Tensor> list = {
+      torch::randint(-1000, 1000, {(1 << 20) + 3}, torch::TensorOptions().dtype(torch::kInt64).device(torch::kCUDA)),
+      torch::randint(-1000, 1000, {4097}, torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA)),
+      torch::randint(-100, 100, {33}, torch::TensorOptions().dtype(torch::kInt16).device(torch::kCUDA)),
+      torch::randint(-100, 100, {(3 << 20) + 1}, torch::TensorOptions().dtype(torch::kInt8).device(torch::kCUDA)),
+      torch::randint(0, 255, {1000}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA)),
+      torch::rand({5000}, torch::kCUDA) > 0.3,
+      torch::full({}, 12, torch::TensorOptions().dtype(torch::kInt64).device(torch::kCUDA)),
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    SCOPED_TRACE(std::string(c10::toString(list[i].scalar_type())) + " tensor " + std::to_string(i));
+    EXPECT_EQ(NormBits(TensorL2Norm(list[i])), NormBits(TensorL2Norm(list[i].cpu())));
+  }
+}
+
 // A step's capture of device tensors (MultiTensorDigest: one kernel launch for all digests, one
 // copy for all norms) against the per-tensor path, bit for bit, on a list that mixes sizes (empty,
 // short, several chunks), dtypes, views, an unaligned start, CPU tensors and an undefined one.

@@ -137,6 +137,12 @@ __global__ void __launch_bounds__(kSquareLanes) ChunkSquaresKernel(const SquareT
     case SquaredAs::kBFloat16:
       sum = LaneSquareSum(reinterpret_cast<const BFloat16Bits*>(task.data), task.count, lane);
       break;
+    case SquaredAs::kInt64: sum = LaneSquareSum(reinterpret_cast<const int64_t*>(task.data), task.count, lane); break;
+    case SquaredAs::kInt32: sum = LaneSquareSum(reinterpret_cast<const int32_t*>(task.data), task.count, lane); break;
+    case SquaredAs::kInt16: sum = LaneSquareSum(reinterpret_cast<const int16_t*>(task.data), task.count, lane); break;
+    case SquaredAs::kInt8: sum = LaneSquareSum(reinterpret_cast<const int8_t*>(task.data), task.count, lane); break;
+    case SquaredAs::kUInt8: sum = LaneSquareSum(reinterpret_cast<const uint8_t*>(task.data), task.count, lane); break;
+    case SquaredAs::kBool: sum = LaneSquareSum(reinterpret_cast<const BoolByte*>(task.data), task.count, lane); break;
     case SquaredAs::kNone: break;  // no task is made for it (AppendSquareTasks)
   }
   lanes[lane] = sum;
@@ -251,7 +257,7 @@ namespace {
 
 Status CheckSquaredBuffer(const DeviceBuffer& b) {
   if (b.squares == SquaredAs::kNone || b.nbytes == 0) return Status::Ok();
-  const size_t size = ValueBytes(b.squares);
+  const size_t size = SquaredValueBytes(b.squares);
   if (reinterpret_cast<uintptr_t>(b.data) % size != 0 || b.nbytes % size != 0) {
     return InvalidArgumentError("CUDA digest: a buffer of " + std::to_string(size) + "-byte values at " +
                                 std::to_string(reinterpret_cast<uintptr_t>(b.data)) + " with " +

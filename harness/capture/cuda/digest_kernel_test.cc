@@ -227,6 +227,30 @@ void ExpectSixteenBitChunkSumsLikeTheCpu(unsigned min_field, unsigned max_field,
   }
 }
 
+// Integer and bool chunks (since 2026-11-29): converted as the CPU converts them, in the same order.
+TEST(ChunkSquaresLogicTest, IntegerAndBoolChunkSumsAreTheCpuDefinitionBitForBit) {
+  std::mt19937_64 gen(28);
+  std::vector<int64_t> i64(kMiB / 8);
+  for (int64_t& v : i64) v = static_cast<int64_t>(gen()) >> 3;  // beyond 2^53: rounded
+  std::vector<int32_t> i32(kMiB / 4);
+  for (int32_t& v : i32) v = static_cast<int32_t>(gen());
+  std::vector<uint8_t> u8(kMiB);
+  for (uint8_t& v : u8) v = static_cast<uint8_t>(gen());
+  std::vector<BoolByte> b(kMiB);
+  for (BoolByte& v : b) v.byte = static_cast<uint8_t>(gen() % 3);  // 0, 1 and 2 (true)
+  for (size_t n : {size_t{1}, size_t{33}, size_t{4097}, size_t{131072}}) {
+    SCOPED_TRACE(std::to_string(n) + " values");
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(i64.data(), n)), Bits(SumOfSquares(i64.data(), n)));
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(i32.data(), n)), Bits(SumOfSquares(i32.data(), n)));
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(u8.data(), n)), Bits(SumOfSquares(u8.data(), n)));
+    EXPECT_EQ(Bits(ChunkSquaresLikeTheKernel(b.data(), n)), Bits(SumOfSquares(b.data(), n)));
+  }
+  std::vector<cuda_digest::SquareTask> tasks;
+  cuda_digest::AppendSquareTasks(u8.data(), u8.size(), SquaredAs::kUInt8, tasks);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].count, kMiB) << "1 MiB of 1-byte values a chunk";
+}
+
 TEST(ChunkSquaresLogicTest, SixteenBitChunkSumsAreTheCpuDefinitionBitForBit) {
   ExpectSixteenBitChunkSumsLikeTheCpu<Float16Bits>(0, 30, 25);
   ExpectSixteenBitChunkSumsLikeTheCpu<BFloat16Bits>(120, 134, 26);
