@@ -1,6 +1,7 @@
 #include "harness/trace/sum_of_squares.h"
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -91,8 +92,12 @@ __attribute__((target("avx2,f16c"))) void AddSquaresOfSixteenBitAvx2(const T* p,
   AddSquaresOfSixteenBit(p, n, i, lanes);
 }
 
+// F16C from CPUID itself: Clang's __builtin_cpu_supports does not know "f16c" (GCC's does).
 bool HasAvx2AndF16c() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  }();
   return has;
 }
 #endif

@@ -16,13 +16,13 @@ namespace lockstep {
 // (docs/PERFORMANCE.md). Changing it changes the last bits of every recorded norm.
 inline constexpr size_t kSumOfSquaresLanes = 32;
 
-// What a buffer's bytes are, for its L2 norm: float32, float64, float16 or bfloat16 values whose
-// squares are summed as this file defines (on the host, or on the device by
-// harness/capture/cuda/chunk_squares.cuh), or kNone: not summed so (another dtype, or a norm known
-// otherwise). The one norm kind of a capture. The 16-bit kinds since 2026-11-29 (docs/TRACE.md):
-// before, their norms were LibTorch's reduction, a dispatch per tensor and other last bits.
-// Integer and bool values too since 2026-11-29, each converted to float64 as LibTorch's
-// `to(torch::kDouble)` converts it (exactly below 2^53 in magnitude, else to the nearest).
+// What a buffer's bytes are, for its L2 norm: values whose squares are summed as this file defines
+// (on the host, or on the device by harness/capture/cuda/chunk_squares.cuh), or kNone: not summed
+// so (another dtype: complex, float8; or a norm known otherwise). The one norm kind of a capture.
+// Floating-point values are widened exactly; integers converted as LibTorch's `to(torch::kDouble)`
+// converts them (exactly below 2^53 in magnitude, else to the nearest); a bool is 0 or 1. All but
+// float32 and float64 since 2026-11-29 (docs/TRACE.md): before, their norms were LibTorch's
+// reduction, a dispatch per tensor, with other last bits.
 enum class SquaredAs : uint8_t {
   kNone,
   kFloat32,
