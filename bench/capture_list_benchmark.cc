@@ -1,9 +1,9 @@
 // A list of many small CPU tensors captured in one pass (MultiTensorDigest: digests and norms), per
 // dtype, against one read of the same bytes in the same iteration: what a step of a model with
 // many small tensors costs in float32, in the 16-bit types mixed-precision programs keep (the
-// probe captures such lists under `lockstep exec`), and in int64 (buffers: step counters, ids). The CUDA counterpart is BM_CudaCapture
-// (bench/cuda_digest_benchmark.cc). Counters: capture_us and us_per_tensor (medians), x_read (the
-// median of capture over read, paired per iteration). Run:
+// probe captures such lists under `lockstep exec`), and in int64 (buffers: step counters, ids).
+// The CUDA counterpart is BM_CudaCapture (bench/cuda_digest_benchmark.cc). Counters: capture_us
+// and us_per_tensor (medians), x_read (the median of capture over read, paired per iteration). Run:
 //   <build>/bin/lockstep-bench --benchmark_filter=CaptureList
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>

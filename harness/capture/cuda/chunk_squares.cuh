@@ -50,7 +50,8 @@ LOCKSTEP_HD double MulRounded(double a, double b) {
 #endif
 }
 
-// A value widened exactly to float64 (sum_of_squares.cc's Widen).
+// A value as float64, as the CPU's loop converts it (sum_of_squares.cc: AsDouble, and half_floats.h's
+// ToFloat for the 16-bit types).
 template <typename T>
 LOCKSTEP_HD double LoadValue(const T* p) {
 #if defined(__CUDA_ARCH__)
