@@ -45,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -53,6 +54,7 @@
 #include "bench/median.h"
 #include "bench/mpi_bench.h"
 #include "bench/torch_profile.h"
+#include "harness/capture/capture_device.h"
 #include "harness/comm/host_staging_communicator.h"
 #include "harness/comm/recording_communicator.h"
 #include "harness/comm/thread_communicator.h"
@@ -61,6 +63,7 @@
 #include "harness/rank/step_recorder.h"
 #include "harness/scenario/scenario_loader.h"
 #include "harness/trace/digest.h"
+#include "harness/trace/digest_chunks.h"
 #include "harness/trace/read_yardstick.h"
 #include "harness/trace/sum_of_squares.h"
 #include "harness/trace/trace_writer.h"
@@ -134,6 +137,41 @@ Result<Scenario> LoadScenario(Config config) {
   return s;
 }
 
+// The asynchronous capture's device on the CPU (kAsyncChecks there): one that does no work, so
+// that what is timed is the host's own part of StepRecorder::CaptureAsync and of writing a landed
+// record. A capture lands when LandAll() says so, with zero digests and sums (the records are not
+// checked here; StepRecorderTest holds the asynchronous records to the synchronous ones).
+class NoWorkDevice : public CaptureDevice {
+ public:
+  Status Queue(int slot, const std::vector<CaptureBuffer>& buffers) override {
+    size_t chunks = 0;
+    for (const CaptureBuffer& b : buffers) chunks += DigestChunkCount(b.nbytes);
+    slots_[slot] = Slot{chunks, false};
+    return Status::Ok();
+  }
+  Result<bool> Landed(int slot) override { return slots_[slot].landed; }
+  Status WaitLanded(int slot) override {
+    slots_[slot].landed = true;
+    return Status::Ok();
+  }
+  Status TrainingWaitsForReads(int) override { return Status::Ok(); }
+  Status ReadResults(int slot, std::vector<Digest128>& chunk_digests, std::vector<double>& chunk_square_sums) override {
+    chunk_digests.assign(slots_[slot].chunks, Digest128{});
+    chunk_square_sums.assign(slots_[slot].chunks, 0.0);
+    return Status::Ok();
+  }
+  void LandAll() {
+    for (auto& [slot, s] : slots_) s.landed = true;
+  }
+
+ private:
+  struct Slot {
+    size_t chunks = 0;
+    bool landed = false;
+  };
+  std::map<int, Slot> slots_;
+};
+
 // One rank's training loop, wired for `mode` the way harness/rank/run_rank.cc wires it.
 class SteppedRank {
  public:
@@ -151,6 +189,11 @@ class SteppedRank {
       header.world_size = comm->size();
       LOCKSTEP_ASSIGN_OR_RETURN(r->writer_, TraceWriter::Open(trace, header));
       r->recorder_ = std::make_unique<StepRecorder>(r->writer_.get());
+      if (mode == Mode::kAsyncChecks && !device.is_cuda()) {
+        auto no_work = std::make_unique<NoWorkDevice>();
+        r->no_work_ = no_work.get();
+        r->recorder_->UseCaptureDeviceForTesting(std::move(no_work));
+      }
       r->recording_ = std::make_unique<RecordingCommunicator>(std::move(comm), r->recorder_.get(), nullptr);
     }
     Communicator* world = r->world();
@@ -276,6 +319,15 @@ class SteppedRank {
       capture_seconds_ = Since(t0);
       write_seconds_ = 0.0;
       check_seconds_ += capture_seconds_;
+      if (no_work_ != nullptr) {
+        // The record's write, which on a GPU a later step's CaptureAsync does once the capture has
+        // landed, timed alone.
+        no_work_->LandAll();
+        auto t1 = Clock::now();
+        LOCKSTEP_RETURN_IF_ERROR(recorder_->FinishAsync(/*wait=*/false));
+        write_seconds_ = Since(t1);
+        if (recorder_->last_async_step_written() != step) return InternalError("the capture landed unwritten");
+      }
       return Status::Ok();
     }
     StepRecord& record = record_;
@@ -323,6 +375,7 @@ class SteppedRank {
   };
   std::vector<Region> regions_;  // TimeYardsticks' list, reused
   std::vector<const void*> visited_;  // TimeVisit's, reused
+  NoWorkDevice* no_work_ = nullptr;  // kAsyncChecks on the CPU: the recorder's device
 };
 
 // A scratch folder for the traces of one benchmark, removed with it.
@@ -524,6 +577,45 @@ void BM_CudaStepOverhead(benchmark::State& state, Config config) {
   Report(state, s, (*checked)->tensors());
 }
 
+// The asynchronous capture's host side, on the CPU: StepRecorder::CaptureAsync (what the training
+// thread spends to begin a step's capture: the tensors listed and described, their buffers handed
+// to the device) and the write of its record once landed, against the synchronous capture and
+// write of a trainer of the same scenario, stepped alternately in one run. The device does no work
+// (NoWorkDevice): what LOCKSTEP_ASYNC_CAPTURE=1 leaves on a GPU rank's host thread besides the
+// launches, measurable without a GPU.
+// Counters: async_begin_us, async_write_us, sync_capture_us, sync_write_us (medians) and
+// async_over_sync, the median over the steps of (begin + write) / (capture + write), paired.
+void BM_AsyncCaptureOnHost(benchmark::State& state, Config config) {
+  torch::set_num_threads(1);
+  Result<Scenario> scenario = LoadScenario(config);
+  if (!scenario.ok()) return state.SkipWithError(scenario.status().ToString().c_str());
+  ScratchDir dir("asynchost");
+  ThreadWorld sync_world(1), async_world(1);
+  auto sync = SteppedRank::Create(*scenario, sync_world.Join(0), Mode::kChecks, dir / "rank-0.trace");
+  auto async = SteppedRank::Create(*scenario, async_world.Join(0), Mode::kAsyncChecks, dir / "rank-0-async.trace");
+  if (!sync.ok() || !async.ok()) {
+    return state.SkipWithError((sync.ok() ? async.status() : sync.status()).ToString().c_str());
+  }
+  std::vector<double> sync_steps, async_steps, sync_capture, sync_write, async_begin, async_write, ratio;
+  for (auto _ : state) {
+    Status st = TimedStep(**sync, false, sync_steps, nullptr);
+    if (st.ok()) st = TimedStep(**async, false, async_steps, nullptr);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    sync_capture.push_back((*sync)->capture_seconds());
+    sync_write.push_back((*sync)->write_seconds());
+    async_begin.push_back((*async)->capture_seconds());
+    async_write.push_back((*async)->write_seconds());
+    ratio.push_back((async_begin.back() + async_write.back()) / (sync_capture.back() + sync_write.back()));
+    state.SetIterationTime(sync_steps.back() + async_steps.back());
+  }
+  state.counters["sync_capture_us"] = bench::Median(sync_capture) * 1e6;
+  state.counters["sync_write_us"] = bench::Median(sync_write) * 1e6;
+  state.counters["async_begin_us"] = bench::Median(async_begin) * 1e6;
+  state.counters["async_write_us"] = bench::Median(async_write) * 1e6;
+  state.counters["async_over_sync"] = bench::Median(ratio);
+  state.counters["tensors"] = static_cast<double>((*sync)->tensors());
+}
+
 // Under mpirun -np 2: three trainers over three duplicates of MPI_COMM_WORLD.
 void BM_MpiStepOverhead(benchmark::State& state, Config config) {
   MpiCommunicator* world = bench::WorldOrSkip(state);
@@ -568,6 +660,8 @@ BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, Config::kDefault)
     ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_CudaStepOverhead, default_transformer, Config::kDefault)
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AsyncCaptureOnHost, default_transformer, Config::kDefault)
+    ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_model, Config::kLargeModel)
     ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_batch, Config::kLargeBatch)

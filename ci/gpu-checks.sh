@@ -287,7 +287,7 @@ check_targets=lockstep,lockstep-rank,lockstep-tensors,comm_test,cuda_digest_test
 check_targets+=,digest_kernel_test,lockstep-bench,models_test,comm_nccl_test,lockstep_probe,probe_catalog_test
 check_targets+=,example_catalog_exec_test,lockstep_process_log,lockstep_pmpi,lockstep_cupti,cupti_discovery_gpu_test
 check_targets+=,lockstep_nccl_profiler,work_completion_test,profile_ranges_test
-check_targets+=,cuda_capture_device_test,capture_pipeline_test
+check_targets+=,cuda_capture_device_test,capture_pipeline_test,step_recorder_test
 [[ $targets == checks ]] && targets=$check_targets
 echo "ci/gpu-checks.sh: building${targets:+ $targets}"
 target_args=()
@@ -448,7 +448,7 @@ digest_gpu_tests="CudaDigestTest.MatchesCpuOnOddSizes CudaDigestTest.DtypeAndSha
   CudaDigestTest.SquareSumsAreTheCpuDefinitionBitForBit CudaDigestTest.SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused
   CudaTensorDigestTest.NormsAreTheCpuCopysBitForBit
   CudaCaptureDeviceTest.DigestsAndNormsAreTheCpusBits CudaCaptureDeviceTest.TheHostNeverWaitsForTheTrainingStream
-  CudaCaptureDeviceTest.StepsLandInOrderAcrossSlots"
+  CudaCaptureDeviceTest.StepsLandInOrderAcrossSlots CudaStepRecorderTest.AsyncCaptureWritesTheSynchronousRecords"
 sdpa_gpu_tests="AttentionPaths.AgreeWithFloat64InFloat32AndBfloat16ForwardAndBackwardOnCuda"
 staging_gpu_tests="HostStagingCommunicatorCudaTest.CudaTensorsReachTheBackendOnlyInHostMemory"
 probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice ProbeCases.CudaTensorsAreDigestedOnTheDeviceDeferred
@@ -456,12 +456,12 @@ probe_gpu_tests="ProbeCases.CudaTensorsAreDigestedOnTheDevice ProbeCases.CudaTen
 cupti_gpu_tests="CuptiDiscoveryGpuTest.RecordsEachDeviceCountOnceAndTheFirstInit"
 ctest_jobs=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
 
-if want digest && needs digest cuda_digest_test digest_kernel_test cuda_capture_device_test; then
+if want digest && needs digest cuda_digest_test digest_kernel_test cuda_capture_device_test step_recorder_test; then
   # gtest_discover_tests names each test Suite.Name: the suites of the digest test programs and of
   # the asynchronous capture (issue 47: its CUDA device, and the pipeline's ordering on threads);
   # the GPU ones are named, so that a selection of the CPU ones alone cannot pass.
   run_ctest digest ctest-digest.log "$digest_gpu_tests" \
-    -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest|ChunkSquaresLogicTest|CudaCaptureDeviceTest|CapturePipelineTest)\.'
+    -R '^(CudaDigestTest|CudaTensorDigestTest|Xxh3PortTest|DigestKernelLogicTest|ChunkSquaresLogicTest|CudaCaptureDeviceTest|CapturePipelineTest|CudaStepRecorderTest)\.'
 fi
 
 if want digest_bandwidth && needs digest_bandwidth lockstep-bench; then

@@ -46,10 +46,12 @@ void TensorCapture::Begin(std::vector<TensorRecord>& records) {
 }
 
 void TensorCapture::Begin(StepRecord& record) {
-  // The record's own id, not only its address, vouches for what it holds: another capture may have
-  // filled a record at the same address since.
-  const bool same = finished_ && step_ == &record && record.layout_id != 0 && record.layout_id == layout_id_;
+  // The record's id vouches for what it holds, whichever record the last list went into (the
+  // rank's asynchronous capture cycles through a few): ids are never given to two layouts, and a
+  // record's id is cleared while a list is written into it, so a list that fails leaves none.
+  const bool same = finished_ && record.layout_id != 0 && record.layout_id == layout_id_;
   Begin(record.tensors);
+  record.layout_id = 0;
   same_layout_ = same;
   step_ = &record;
 }

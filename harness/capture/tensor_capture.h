@@ -32,10 +32,12 @@ class TensorCapture {
   // storage, the digests' buffers and descriptor seeds of the last list at the same positions):
   // a step that captures the tensors of the last allocates nothing.
   void Begin(std::vector<TensorRecord>& records);
-  // The same into `record.tensors`, and Finish() sets `record.layout_id` (StepRecord): the id it
-  // had when this list described the same tensors as the last one into the same record, left as
-  // the last Finish() left it; otherwise an id no capture of this process gave before. So the trace
-  // writer need not compare every name of every step with its last `tensors` record.
+  // The same into `record.tensors`, and Finish() sets `record.layout_id` (StepRecord): the id the
+  // last Finish() gave when this list describes the same tensors as the last one and `record`
+  // held that id (any record: a copy, or one filled a few lists ago, holds what its id says);
+  // otherwise an id no capture of this process gave before. So the trace writer need not compare
+  // every name of every step with its last `tensors` record. The id is 0 from Begin() until the
+  // list ends.
   void Begin(StepRecord& record);
 
   // Appends the record of `tensor` (any dtype, device, layout; undefined too). The tensor is read

@@ -134,15 +134,29 @@ TEST(TensorCaptureTest, TheLayoutIdStaysOnlyWhileTheRecordDescribesTheSameTensor
     const uint64_t back = capture_into(record, base);
     EXPECT_TRUE(ids.insert(back).second) << what << ", then the first list again: id " << back;
   }
-  // Another record (a copy carries the id, not the promise), an id someone changed, a list that failed.
+  // Any record that holds the last id keeps it: a copy, or a record filled lists ago (the rank's
+  // asynchronous capture cycles through a few); one that holds an older id does not.
+  const uint64_t last = record.layout_id;
   StepRecord copy = record;
-  EXPECT_TRUE(ids.insert(capture_into(copy, base)).second) << "another record";
-  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "the first record after another";
+  EXPECT_EQ(capture_into(copy, base), last) << "a copy of the last record";
+  EXPECT_EQ(capture_into(record, base), last) << "the first record after its copy";
+  StepRecord other;
+  std::vector<Listed> shorter = base;
+  shorter.pop_back();
+  const uint64_t other_id = capture_into(other, shorter);
+  EXPECT_TRUE(ids.insert(other_id).second) << "another layout into another record";
+  EXPECT_EQ(capture_into(other, shorter), other_id) << "the same again";
+  EXPECT_TRUE(ids.insert(capture_into(copy, base)).second) << "a record of the layout before";
+  // An id someone changed, a list that failed.
   record.layout_id = 0;
   EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "an id set to 0";
+  const uint64_t before_failure = record.layout_id;
   capture.Begin(record);
+  EXPECT_EQ(record.layout_id, 0u) << "no id while a list is written into the record";
   EXPECT_FALSE(capture.Add("meta", TensorKind::kParam, torch::empty({4}, torch::kMeta), true).ok());
-  EXPECT_TRUE(ids.insert(capture_into(record, base)).second) << "after a list that failed";
+  EXPECT_EQ(record.layout_id, 0u) << "a list that failed leaves no id";
+  copy.layout_id = before_failure;  // what a copy taken before the failure would hold
+  EXPECT_TRUE(ids.insert(capture_into(copy, base)).second) << "after a list that failed";
   // A list into a plain vector of records carries no id and sets none.
   std::vector<TensorRecord> plain;
   capture.Begin(plain);

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <deque>
 #include <limits>
+#include <optional>
 
 #include "harness/capture/capture_pipeline.h"
-#include "harness/capture/tensor_digest.h"
 #include "harness/trace/digest.h"
 #if LOCKSTEP_HAVE_CUDA_CAPTURE
 #include "harness/capture/cuda/cuda_capture_device.h"
@@ -38,14 +38,16 @@ Digest128 StepDigest(const StepRecord& record) {
 
 // The asynchronous capture's state: the records begun, each with its tensors kept alive until its
 // results land (a tensor freed meanwhile, a gradient set to None, would hand its memory to the
-// allocator while the side stream still reads it).
+// allocator while the side stream still reads it), and the records written, kept for the next
+// steps: a record reused keeps its names' storage, so a step allocates nothing per tensor, and its
+// layout id (TensorCapture::Begin), so the writer need not compare the layout.
 struct StepRecorder::AsyncCapture {
   struct Begun {
     StepRecord record;
     std::vector<torch::Tensor> kept;
   };
   std::deque<Begun> begun;
-  std::vector<torch::Tensor> tensors;  // the step's, in VisitState's order (scratch)
+  std::vector<Begun> spare;  // written, their tensors released
   std::unique_ptr<CaptureDevice> device;
   int cuda_device = -1;        // the CUDA device `device` captures on (-1: a test's host device)
   std::unique_ptr<CapturePipeline> pipeline;
@@ -53,9 +55,23 @@ struct StepRecorder::AsyncCapture {
   std::vector<CapturedStep> landed;
 };
 
+namespace {
+
 // Captures in flight at most: a host this many steps ahead of the device waits at Begin
 // (CapturePipeline: a bound on the pinned memory and the tensors kept alive).
 constexpr int kAsyncCaptureDepth = 3;
+
+// A step record's own fields; its tensors are the capture's.
+void SetStepFields(int64_t step, const StepStats* stats, double wall_s, StepRecord& record) {
+  record.step = step;
+  record.loss = stats ? stats->loss : std::numeric_limits<double>::quiet_NaN();
+  record.loss_reported = true;
+  record.grad_norm = stats ? stats->grad_norm : std::numeric_limits<double>::quiet_NaN();
+  record.lr = stats ? stats->lr : 0.0;
+  record.wall_s = wall_s;
+}
+
+}  // namespace
 
 StepRecorder::StepRecorder(TraceWriter* writer) : writer_(writer) {}
 
@@ -83,62 +99,51 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
   AsyncCapture& a = *async_;
   // A test's host device reads CPU tensors; the CUDA one, tensors of its device.
   const bool host_device = a.device != nullptr && a.cuda_device < 0;
-  AsyncCapture::Begun b;
-  StepRecord& record = b.record;
-  record.step = step;
-  record.loss = stats ? stats->loss : std::numeric_limits<double>::quiet_NaN();
-  record.loss_reported = true;
-  record.grad_norm = stats ? stats->grad_norm : std::numeric_limits<double>::quiet_NaN();
-  record.lr = stats ? stats->lr : 0.0;
-  record.wall_s = wall_s;
-  a.tensors.clear();
-  a.buffers.clear();
-  bool on_device = true;  // every tensor contiguous float32/float64 on one CUDA device
-  int device = -1;
-  trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
-    TensorRecord& r = record.tensors.emplace_back();
-    DescribeTensor(name, kind, t, replicated, nullptr, r);
-    a.tensors.push_back(t);
-    if (!on_device) return;
-    const bool summed = t.defined() && SquaredAsOf(t.scalar_type()) != SquaredAs::kNone;
-    const bool where = host_device ? t.is_cpu() : t.is_cuda();
-    if (!summed || !where || !ValuesInPlace(t) || (!host_device && device >= 0 && t.get_device() != device)) {
-      on_device = false;
-      return;
-    }
-    device = host_device ? 0 : t.get_device();
-    CaptureBuffer buffer;
-    buffer.data = t.const_data_ptr();
-    buffer.nbytes = static_cast<size_t>(t.numel()) * t.element_size();
-    buffer.seed = DescriptorSeed(DigestDescriptor(r.dtype, t.sizes().data(), t.sizes().size(), buffer.nbytes));
-    buffer.squares = SquaredAsOf(t.scalar_type());
-    a.buffers.push_back(buffer);
-  });
-  if (on_device && device >= 0 && !host_device && a.device && a.cuda_device != device) on_device = false;
 #if !LOCKSTEP_HAVE_CUDA_CAPTURE
   if (!host_device) return UnavailableError("asynchronous capture: " + AsyncCaptureUnavailable());
 #endif
-  if (!on_device || device < 0) {
+  AsyncCapture::Begun b;
+  if (!a.spare.empty()) {
+    b = std::move(a.spare.back());
+    a.spare.pop_back();
+  }
+  StepRecord& record = b.record;
+  SetStepFields(step, stats, wall_s, record);
+  // The synchronous capture's list (the same records, the same digest seeds): what the device can
+  // read where it lies is decided in one place (MultiTensorDigest::AsBuffers), for this and the probe.
+  capture_.Begin(record);
+  Status error;
+  trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
+    if (!error.ok()) return;
+    error = capture_.Add(name, kind, t, replicated);
+    b.kept.push_back(t);
+  });
+  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  const std::optional<BufferPlace> place = capture_.Buffers(a.buffers);
+  bool deferred = place.has_value() && place->cuda != host_device;
+  if (deferred && !host_device && a.device != nullptr && place->device != a.cuda_device) deferred = false;
+  if (!deferred) {
     // The synchronous path for this step, after the steps in flight, so the records stay in order.
     LOCKSTEP_RETURN_IF_ERROR(FinishAsync(/*wait=*/true));
-    StepRecord sync;
-    LOCKSTEP_RETURN_IF_ERROR(Capture(trainer, step, stats, wall_s, sync));
-    LOCKSTEP_RETURN_IF_ERROR(Write(sync));
+    LOCKSTEP_RETURN_IF_ERROR(capture_.Finish().WithContext("digesting step " + std::to_string(step)));
+    LOCKSTEP_RETURN_IF_ERROR(Write(record));
     last_async_step_written_ = step;
+    b.kept.clear();
+    a.spare.push_back(std::move(b));
     return Status::Ok();
   }
 #if LOCKSTEP_HAVE_CUDA_CAPTURE
   if (!a.device) {
     // LibTorch's default stream, where the trainer queues its work: the legacy default stream.
     LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<CudaCaptureDevice> cuda,
-                              CudaCaptureDevice::Create(device, /*training_stream=*/nullptr));
+                              CudaCaptureDevice::Create(place->device, /*training_stream=*/nullptr));
     a.device = std::move(cuda);
-    a.cuda_device = device;
+    a.cuda_device = place->device;
     a.pipeline = std::make_unique<CapturePipeline>(a.device.get(), kAsyncCaptureDepth);
   }
 #endif
-  b.kept = a.tensors;
   LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
+  capture_.FinishLater();  // the record's layout id, before the record moves
   a.begun.push_back(std::move(b));
   return FinishAsync(/*wait=*/false);
 }
@@ -165,7 +170,9 @@ Status StepRecorder::FinishAsync(bool wait) {
     }
     LOCKSTEP_RETURN_IF_ERROR(Write(record));
     last_async_step_written_ = c.step;
-    a.begun.pop_front();  // and its tensors with it
+    a.begun.front().kept.clear();  // its tensors released
+    a.spare.push_back(std::move(a.begun.front()));
+    a.begun.pop_front();
   }
   return got;
 }
@@ -183,12 +190,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   // A torch profile names lockstep's work by these ranges (ci/gpu-profile-breakdown.py); without
   // a profiler each costs a flag test.
   RECORD_USER_SCOPE("lockstep.capture");
-  record.step = step;
-  record.loss = stats ? stats->loss : std::numeric_limits<double>::quiet_NaN();
-  record.loss_reported = true;
-  record.grad_norm = stats ? stats->grad_norm : std::numeric_limits<double>::quiet_NaN();
-  record.lr = stats ? stats->lr : 0.0;
-  record.wall_s = wall_s;
+  SetStepFields(step, stats, wall_s, record);
   // The records kept from the last step are reused (issue 38): names, kinds and dtypes tensor by
   // tensor, then the bytes of all tensors in one pass (harness/capture/tensor_capture.h).
   capture_.Begin(record);  // and its layout_id, which spares the writer its comparison

@@ -36,9 +36,9 @@ class StepRecorder : public CollectiveListener {
   // use it; otherwise why not.
   static std::string AsyncCaptureUnavailable();
   // Begins step `step`'s capture and writes the records of the earlier steps that have landed. A
-  // step whose tensors are not all contiguous float32/float64 tensors of one CUDA device is captured
-  // synchronously instead, after every step in flight was written (the norms of other dtypes are
-  // LibTorch's reduction, which the side stream's kernels do not reproduce).
+  // step whose tensors the device cannot all read where they lie (TensorCapture::Buffers, the
+  // probe's rule too: a view, another device, a dtype whose norm is LibTorch's reduction) is
+  // captured synchronously instead, after every step in flight was written.
   Status CaptureAsync(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s);
   // Before the trainer queues anything that overwrites its state (the next step): the training
   // stream waits on the device for every capture's reads. Never blocks the host.

@@ -1,6 +1,7 @@
 #include "harness/rank/step_recorder.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 
 #include "harness/capture/simulated_capture_device.h"
 #include "harness/capture/tensor_digest.h"
+#include "harness/comm/host_staging_communicator.h"
+#include "harness/comm/thread_communicator.h"
 #include "harness/capture/testing/tensor_record_oracle.h"
 #include "harness/core/testing/build_paths.h"
 #include "harness/core/testing/temp_dir.h"
@@ -125,6 +128,32 @@ TEST(StepRecorderTest, AKeptRecordIsOverwrittenWhole) {
   EXPECT_EQ(record.tensors[0].group, nullptr);
 }
 
+// The trace at `file` holds `expected`'s step records, in order, field for field (digests and norms
+// bit for bit), and names, kinds, dtypes and element counts as the reader gives them from the
+// `tensors` records: a layout id kept where it should not be has them wrong.
+void ExpectTheTraceHolds(const std::filesystem::path& file, const std::vector<StepRecord>& expected) {
+  Result<RankTrace> trace = ReadTrace(file);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->steps.size(), expected.size());
+  for (size_t s = 0; s < expected.size(); ++s) {
+    const StepRecord& got = trace->steps[s];
+    const StepRecord& want = expected[s];
+    SCOPED_TRACE("step " + std::to_string(want.step));
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_EQ(got.loss, want.loss);
+    ASSERT_EQ(got.tensors.size(), want.tensors.size());
+    for (size_t i = 0; i < want.tensors.size(); ++i) {
+      SCOPED_TRACE(want.tensors[i].name);
+      EXPECT_EQ(got.tensors[i].name, want.tensors[i].name);
+      EXPECT_EQ(got.tensors[i].kind, want.tensors[i].kind);
+      EXPECT_EQ(got.tensors[i].dtype, want.tensors[i].dtype);
+      EXPECT_EQ(got.tensors[i].numel, want.tensors[i].numel);
+      EXPECT_EQ(got.tensors[i].digest, want.tensors[i].digest);
+      EXPECT_EQ(Bits(got.tensors[i].norm), Bits(want.tensors[i].norm));
+    }
+  }
+}
+
 // The asynchronous capture's wiring (CaptureAsync, FinishAsync; the CUDA device's place taken by
 // the simulated one, reading host tensors): the trace holds the synchronous capture's records,
 // every step once, in step order, digests and norms bit for bit. Batch norm's int64 counter is
@@ -185,25 +214,98 @@ TEST(StepRecorderTest, AsyncCaptureWritesTheSynchronousRecordsInStepOrder) {
       EXPECT_GT(simulated->slots_used(), 0);
     }
     writer->reset();  // closes the trace
-    Result<RankTrace> trace = ReadTrace(dir / "rank-0.trace");
-    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-    ASSERT_EQ(trace->steps.size(), expected.size());
-    for (size_t s = 0; s < expected.size(); ++s) {
-      const StepRecord& got = trace->steps[s];
-      const StepRecord& want = expected[s];
-      EXPECT_EQ(got.step, want.step);
-      EXPECT_EQ(got.loss, want.loss);
-      ASSERT_EQ(got.tensors.size(), want.tensors.size()) << "step " << want.step;
-      for (size_t i = 0; i < want.tensors.size(); ++i) {
-        SCOPED_TRACE("step " + std::to_string(want.step) + " " + want.tensors[i].name);
-        EXPECT_EQ(got.tensors[i].name, want.tensors[i].name);
-        EXPECT_EQ(got.tensors[i].kind, want.tensors[i].kind);
-        EXPECT_EQ(got.tensors[i].dtype, want.tensors[i].dtype);
-        EXPECT_EQ(got.tensors[i].digest, want.tensors[i].digest);
-        EXPECT_EQ(Bits(got.tensors[i].norm), Bits(want.tensors[i].norm));
-      }
-    }
+    ExpectTheTraceHolds(dir / "rank-0.trace", expected);
   }
+}
+
+// Several captures in flight at once, across a change of layout (step 0 has no gradients and no
+// optimizer state): the records the asynchronous capture reuses keep what their own step said,
+// and the trace gets a `tensors` record wherever the layout changed (a layout id kept where it
+// should not be would have the reader name and count the tensors wrongly). Each state is captured
+// three times (the pipeline's depth) with their landings held, as three steps of a host ahead of
+// its device; the trainer steps only once they have landed.
+TEST(StepRecorderTest, AsyncRecordsInFlightAreReusedWithTheirOwnLayouts) {
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.ranks = 1;
+  scenario.steps = 3;
+  testing::TempDir dir("lockstep_async_reuse_");
+  TraceHeader header;
+  header.schema = CurrentTraceSchema();
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  StepRecorder recorder(writer->get());
+  SimulatedCaptureOptions options;
+  options.gate_landing = true;
+  auto device = std::make_unique<SimulatedCaptureDevice>(options);
+  SimulatedCaptureDevice* simulated = device.get();
+  recorder.UseCaptureDeviceForTesting(std::move(device));
+  StepRecorder sync_recorder(nullptr);
+  std::vector<StepRecord> expected;
+  constexpr int kCapturesPerState = 3;
+  uint64_t queued = 0;  // the device's sequence numbers
+  trainer_testing::Train(scenario, {}, [&](int, int64_t step, Trainer& trainer) {
+    for (int k = 0; k < kCapturesPerState; ++k) {
+      const int64_t id = 10 * step + k;
+      StepStats stats;
+      stats.loss = static_cast<double>(id);
+      ASSERT_TRUE(sync_recorder.Capture(trainer, id, &stats, 1.0, expected.emplace_back()).ok());
+      ASSERT_TRUE(recorder.CaptureAsync(trainer, id, &stats, 1.0).ok());
+    }
+    EXPECT_EQ(recorder.CapturesInFlight().size(), static_cast<size_t>(kCapturesPerState));
+    for (int k = 0; k < kCapturesPerState; ++k) simulated->AllowLanding(queued++);
+    ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());
+    EXPECT_EQ(recorder.last_async_step_written(), 10 * step + kCapturesPerState - 1);
+  });
+  writer->reset();
+  ASSERT_LT(expected.front().tensors.size(), expected.back().tensors.size()) << "the layout never changed";
+  ExpectTheTraceHolds(dir / "rank-0.trace", expected);
+}
+
+// On a GPU (ci/gpu-checks.sh, check `digest`): lockstep-rank's asynchronous capture of a CUDA
+// trainer, over the CUDA capture device on the default stream, writes what the synchronous capture
+// records, step by step, digests and norms bit for bit; the trainer's next step is queued behind the
+// capture's reads (GuardOverwrite), as run_rank.cc orders it.
+TEST(CudaStepRecorderTest, AsyncCaptureWritesTheSynchronousRecords) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
+  const std::string unavailable = StepRecorder::AsyncCaptureUnavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.ranks = 1;
+  scenario.device = Device::kCuda;
+  const torch::Device cuda(torch::kCUDA, 0);
+  ThreadWorld world(1);
+  HostStagingCommunicator comm(world.Join(0));
+  ProcessGroups groups;
+  groups.world = &comm;
+  groups.slice = &comm;
+  groups.slices = 1;
+  Result<std::unique_ptr<Trainer>> trainer = Trainer::Create(scenario, groups, cuda, nullptr);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
+  ASSERT_TRUE((*trainer)->Initialize().ok());
+  testing::TempDir dir("lockstep_cuda_async_capture_");
+  TraceHeader header;
+  header.schema = CurrentTraceSchema();
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  StepRecorder recorder(writer->get());
+  StepRecorder sync_recorder(nullptr);
+  std::vector<StepRecord> expected;
+  for (int64_t step = 0; step <= 5; ++step) {
+    StepStats stats;
+    if (step > 0) {
+      ASSERT_TRUE(recorder.GuardOverwrite().ok());
+      Result<StepStats> got = (*trainer)->Step(step);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      stats = *got;
+    }
+    ASSERT_TRUE(sync_recorder.Capture(**trainer, step, &stats, 1.0, expected.emplace_back()).ok());
+    const Status begun = recorder.CaptureAsync(**trainer, step, &stats, 1.0);
+    ASSERT_TRUE(begun.ok()) << begun.ToString();
+  }
+  ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());
+  EXPECT_EQ(recorder.last_async_step_written(), 5);
+  writer->reset();
+  ExpectTheTraceHolds(dir / "rank-0.trace", expected);
 }
 
 }  // namespace

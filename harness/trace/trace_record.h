@@ -102,8 +102,9 @@ struct StepRecord {
   // Not written: an id of the layout of `tensors` (names, kinds, element counts, dtypes,
   // replication, groups, in order) from the capture that filled them (TensorCapture::layout_id),
   // which gives the same id only to the same layout and never gives one id to two layouts. 0: no
-  // such promise. TraceWriter::WriteStep compares the layout with its last `tensors` record only
-  // when the id is not the one that record was written for.
+  // such promise; whoever changes a description in `tensors` by hand sets it to 0. TraceWriter::
+  // WriteStep compares the layout with its last `tensors` record only when the id is not the one
+  // that record was written for.
   uint64_t layout_id = 0;
   // The optimizer settings the step ran with (since 2.3), each as `<scope>.<setting>`:
   // "opt0.group1.lr", "opt0.group1.beta2", "clip.max_norm" (docs/TRACE.md lists them). Empty: none

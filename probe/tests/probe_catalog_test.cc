@@ -329,7 +329,9 @@ void ExpectDeferredRecordsAsSynchronous(const fs::path& sidecar, const std::stri
       EXPECT_EQ(got[i].step, want[i].step);
       EXPECT_EQ(got[i].edited_after_update, want[i].edited_after_update);
       EXPECT_EQ(std::isnan(got[i].grad_norm), std::isnan(want[i].grad_norm));
-      if (!std::isnan(want[i].grad_norm)) EXPECT_EQ(got[i].grad_norm, want[i].grad_norm);
+      if (!std::isnan(want[i].grad_norm)) {
+        EXPECT_EQ(got[i].grad_norm, want[i].grad_norm);
+      }
       ASSERT_EQ(got[i].tensors.size(), want[i].tensors.size());
       for (size_t k = 0; k < got[i].tensors.size(); ++k) {
         const TensorRecord& a = got[i].tensors[k];
