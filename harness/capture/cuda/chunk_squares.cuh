@@ -50,37 +50,29 @@ LOCKSTEP_HD double MulRounded(double a, double b) {
 #endif
 }
 
+// A read-only load: on the device through the read-only data cache (__ldg).
+template <typename T>
+LOCKSTEP_HD T LoadRaw(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 // A value as float64, as the CPU's loop converts it (sum_of_squares.cc: AsDouble, and half_floats.h's
 // ToFloat for the 16-bit types).
 template <typename T>
 LOCKSTEP_HD double LoadValue(const T* p) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<double>(__ldg(p));
-#else
-  return static_cast<double>(*p);
-#endif
+  return static_cast<double>(LoadRaw(p));
 }
 LOCKSTEP_HD double LoadValue(const BFloat16Bits* p) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<double>(ToFloat(BFloat16Bits{__ldg(&p->bits)}));
-#else
-  return static_cast<double>(ToFloat(*p));
-#endif
-}
-LOCKSTEP_HD double LoadValue(const BoolByte* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(&p->byte) != 0 ? 1.0 : 0.0;
-#else
-  return p->byte != 0 ? 1.0 : 0.0;
-#endif
+  return static_cast<double>(ToFloat(BFloat16Bits{LoadRaw(&p->bits)}));
 }
 LOCKSTEP_HD double LoadValue(const Float16Bits* p) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<double>(ToFloat(Float16Bits{__ldg(&p->bits)}));
-#else
-  return static_cast<double>(ToFloat(*p));
-#endif
+  return static_cast<double>(ToFloat(Float16Bits{LoadRaw(&p->bits)}));
 }
+LOCKSTEP_HD double LoadValue(const BoolByte* p) { return LoadRaw(&p->byte) != 0 ? 1.0 : 0.0; }
 
 // Partial sum `lane` of a chunk of `count` values: the squares of values lane, lane + 32, ... in
 // order, from 0.
