@@ -599,6 +599,14 @@ if pairs:
 if deferred_pairs:
     figures["ddp_step_ms_probe_deferred"] = round(statistics.median(u["step_s"] for _, u in deferred_pairs) * 1e3, 3)
     figures["ddp_x_probe_deferred"] = round(statistics.median(u["step_s"] / b["step_s"] for b, u in deferred_pairs), 3)
+# The same steps back to back, one synchronization at the end (ci/gpu-ddp-step.py's in_a_row_s):
+# where the deferred digests can overlap the next steps.
+for name, these in (("ddp_x_probe_in_a_row", pairs), ("ddp_x_probe_deferred_in_a_row", deferred_pairs)):
+    ratios = [u["in_a_row_s"] / b["in_a_row_s"] for b, u in these if "in_a_row_s" in b and "in_a_row_s" in u]
+    if ratios:
+        figures[name] = round(statistics.median(ratios), 3)
+if pairs and all("in_a_row_s" in b for b, _ in pairs):
+    figures["ddp_in_a_row_ms_bare"] = round(statistics.median(b["in_a_row_s"] for b, _ in pairs) * 1e3, 3)
 
 # The profiles: where the difference goes (ci/gpu-profile-breakdown.py; its tables go into
 # docs/PERFORMANCE.md beside the ratios).
@@ -1023,6 +1031,11 @@ if perf.exists() and "transformer_x_checks" in f:
     if "ddp_x_probe_deferred" in f:
         ddp += (f" With the probe's digests deferred to a side stream (`LOCKSTEP_ASYNC_CAPTURE=1`): "
                 f"{f['ddp_step_ms_probe_deferred']} ms, **x{f['ddp_x_probe_deferred']}**.")
+    if "ddp_x_probe_in_a_row" in f:
+        ddp += (f" The same steps back to back, one synchronization at the end ({f.get('ddp_in_a_row_ms_bare')} ms a "
+                f"step bare): **x{f['ddp_x_probe_in_a_row']}** under the probe"
+                + (f", **x{f['ddp_x_probe_deferred_in_a_row']}** deferred" if "ddp_x_probe_deferred_in_a_row" in f
+                   else "") + ".")
     para = (f"Measured on {started} on {gpu} (torch {torch_v}, CUDA {cuda_v}), one call of `ci/gpu-checks.sh`, "
             f"check `cost`, both sides in the same call. The default transformer on CUDA "
             f"({f['transformer_tensors']} tensors, 1 rank, `BM_CudaStepOverhead`, paired step by step): "

@@ -4,8 +4,12 @@ bench/probe_overhead.py uses on the CPU) for WARMUP + STEPS steps with AdamW and
 training step (zero_grad, forward, backward, optimizer step) between two device
 synchronizations, so that the step's kernels are inside its time. ci/gpu-checks.sh runs it bare
 under torchrun and under `lockstep exec` (the probe records every step), alternating, and the
-ratio of the medians is what the probe costs a CUDA DDP step. Rank 0 prints one line:
-`ddp-step {"step_s": <median>, "steps": N, "world_size": W, "parameters": P}`.
+ratio of the medians is what the probe costs a CUDA DDP step. Then STEPS more steps back to back,
+with one synchronization before and one after (`in_a_row_s`: that time over STEPS): a training
+loop as it runs between two loggings, the host free to run ahead of the device, where work the
+probe defers to another stream (LOCKSTEP_ASYNC_CAPTURE=1) can overlap the next steps, which a step
+timed between two synchronizations cannot show. Rank 0 prints one line:
+`ddp-step {"step_s": <median>, "in_a_row_s": <mean>, "steps": N, "world_size": W, "parameters": P}`.
 
 With DDP_STEP_PROFILE=PATH, PROFILE_STEPS (5) more steps run after the timed ones under the torch
 profiler (CPU and CUDA activities), each inside a `profile.step` range, and rank 0 writes the
@@ -55,20 +59,29 @@ def main():
     data = torch.Generator(device=device).manual_seed(100 + dist.get_rank())
     times = []
 
+    def step(x):
+        optimizer.zero_grad()
+        ddp(x).square().mean().backward()
+        optimizer.step()
+
     def train_step():
         x = torch.randn(BATCH, WIDTH, device=device, generator=data)
         synchronize()
         t0 = time.perf_counter()
-        optimizer.zero_grad()
-        ddp(x).square().mean().backward()
-        optimizer.step()
+        step(x)
         synchronize()
         return time.perf_counter() - t0
 
-    for step in range(WARMUP + STEPS):
+    for i in range(WARMUP + STEPS):
         seconds = train_step()
-        if step >= WARMUP:
+        if i >= WARMUP:
             times.append(seconds)
+    synchronize()
+    t0 = time.perf_counter()
+    for _ in range(STEPS):
+        step(torch.randn(BATCH, WIDTH, device=device, generator=data))
+    synchronize()
+    in_a_row = (time.perf_counter() - t0) / STEPS
     profile_to = os.environ.get("DDP_STEP_PROFILE")
     if profile_to:
         from torch.profiler import ProfilerActivity, profile, record_function
@@ -84,7 +97,7 @@ def main():
             if not os.path.isfile(profile_to):
                 raise SystemExit(f"ddp-step: the profile was not written to {profile_to}")
     if dist.get_rank() == 0:
-        print("ddp-step " + json.dumps({"step_s": statistics.median(times), "steps": len(times),
+        print("ddp-step " + json.dumps({"step_s": statistics.median(times), "in_a_row_s": in_a_row, "steps": len(times),
                                         "world_size": dist.get_world_size(),
                                         "parameters": sum(p.numel() for p in model.parameters())}), flush=True)
     dist.destroy_process_group()
