@@ -10,7 +10,7 @@
 #   --build-dir    default build-gpu
 #   --torch-dir    a LibTorch's cmake folder; default: the one of the python3 that has torch
 #   --only LIST    comma-separated subset of: digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,
-#                  nccl_plugin,cost
+#                  nccl_plugin,cost,cost_large
 #   --build-only   configure and build, then stop (no GPU needed: ci/gpu-offline-test.sh uses it)
 #   --targets LIST build only those (comma-separated) instead of everything; `--targets checks`:
 #                  the programs and libraries the checks use, and nothing else (a lent machine)
@@ -50,6 +50,9 @@
 #                     (ci/gpu-ddp-step.py, NCCL, one rank per GPU) under `lockstep exec` against the
 #                     same program bare under torchrun, alternating; docs/PERFORMANCE.md's GPU
 #                     paragraph is filled from these figures
+#   cost_large        the probe's cost on a realistic model (ci/gpu-ddp-step.py's GPT-like model,
+#                     about 370M parameters), bare, under `lockstep exec` and with its digests
+#                     deferred, once each; run last, alone
 # Every check runs even when one before it failed, each with its own time limit, and says why it
 # failed in one line; a build error fails only the checks whose programs did not build. Results
 # accumulate in out/gpu/results.jsonl across calls (--only replaces just those checks), so the
@@ -88,7 +91,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin cost)
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin cost cost_large)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
@@ -554,38 +557,18 @@ try:
 except (OSError, ValueError, KeyError) as e:
     problems.append(f"lockstep-bench (exit {bench_rc}) left no figures: {e}")
 
-def step_s(log):
-    for line in log.read_text(errors="replace").splitlines():
-        i = line.find("ddp-step ")
-        if i >= 0:
-            return json.loads(line[i + len("ddp-step "):])
-    return None
-
-def under_exec(kind, repeat):
-    """The exec run's ddp-step line, with its report's outcome checked; None when it printed none."""
-    exec_dir = out / "cost" / f"{kind}{repeat}"
-    logs = sorted(exec_dir.glob("*/logs/rank-0.log"))
-    under = step_s(logs[0]) if logs else None
-    report = exec_dir / "report.json"
-    if report.exists():
-        for sc in json.loads(report.read_text()).get("scenarios", []):
-            tests.append(f"{kind}:{sc.get('id')}")
-            if sc.get("outcome") != "pass":
-                problems.append(f"{kind}{repeat}: outcome {sc.get('outcome')}: " + (sc.get("reason") or "")[:160] + " "
-                                + "; ".join(f.get("message", "")[:160] for f in sc.get("findings", [])))
-    else:
-        problems.append(f"{kind}{repeat}: no report.json (see out/gpu/cost-{kind}-{repeat}.log)")
-    if under is None:
-        problems.append(f"{kind} run {repeat} printed no ddp-step line")
-    return under
+sys.path.insert(0, str(Path(breakdown).parent))
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+from gpu_ddp_runs import ddp_step, under_exec  # ci/gpu_ddp_runs.py
 
 pairs, deferred_pairs = [], []
 for repeat in (1, 2):
-    bare = step_s(out / f"cost-bare-{repeat}.log") if (out / f"cost-bare-{repeat}.log").exists() else None
+    bare = ddp_step(out / f"cost-bare-{repeat}.log")
     if bare is None:
         problems.append(f"bare run {repeat} printed no ddp-step line (see out/gpu/cost-bare-{repeat}.log)")
-    under = under_exec("exec", repeat)
-    deferred = under_exec("deferred", repeat)
+    under = under_exec(out / "cost" / f"exec{repeat}", f"exec{repeat}", f"cost-exec-{repeat}.log", problems, tests)
+    deferred = under_exec(out / "cost" / f"deferred{repeat}", f"deferred{repeat}", f"cost-deferred-{repeat}.log",
+                          problems, tests)
     if bare and under:
         pairs.append((bare, under))
     if bare and deferred:
@@ -607,7 +590,6 @@ for name, these in (("ddp_x_probe_in_a_row", pairs), ("ddp_x_probe_deferred_in_a
         figures[name] = round(statistics.median(ratios), 3)
 if pairs and all("in_a_row_s" in b for b, _ in pairs):
     figures["ddp_in_a_row_ms_bare"] = round(statistics.median(b["in_a_row_s"] for b, _ in pairs) * 1e3, 3)
-
 # The profiles: where the difference goes (ci/gpu-profile-breakdown.py; its tables go into
 # docs/PERFORMANCE.md beside the ratios).
 profile = out / "cost/profile"
@@ -990,6 +972,58 @@ if [[ -n $probe_pid ]]; then
   wait "$probe_pid" || status=1
 fi
 
+# The probe on a realistic model (issue 47's ">= 300M parameters, a step of >= 100 ms"): the
+# GPT-like model of ci/gpu-ddp-step.py (DDP_STEP_MODEL=gpt), bare under torchrun, under `lockstep
+# exec` and under it with the digests deferred (LOCKSTEP_ASYNC_CAPTURE=1), once each. Last and
+# alone, as the cost check measures: its runs are the longest, and whatever ran out of time before
+# it has its figures already.
+if want cost_large && needs cost_large lockstep; then
+  rm -rf "$out/cost_large"
+  mkdir -p "$out/cost_large"
+  gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+  cost_ranks=$(( gpus < 1 ? 1 : (gpus > 4 ? 4 : gpus) ))
+  gpt_env=(DDP_STEP_MODEL=gpt DDP_STEP_WARMUP=2 DDP_STEP_STEPS=8)
+  bounded cost-large-bare.log env "${gpt_env[@]}" "$python" -m torch.distributed.run --standalone \
+    --nproc-per-node "$cost_ranks" "$root/ci/gpu-ddp-step.py" || true
+  bounded cost-large-exec.log env "${gpt_env[@]}" "$bin/lockstep" exec --ranks "$cost_ranks" \
+    --launcher local --recorders none --name gpt_step --out "$out/cost_large/exec" \
+    -- "$python" "$root/ci/gpu-ddp-step.py" || true
+  bounded cost-large-deferred.log env LOCKSTEP_ASYNC_CAPTURE=1 "${gpt_env[@]}" "$bin/lockstep" exec \
+    --ranks "$cost_ranks" --launcher local --recorders none --name gpt_step_deferred --out "$out/cost_large/deferred" \
+    -- "$python" "$root/ci/gpu-ddp-step.py" || true
+  verdict=$("$python" - "$out" "$root/ci" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+from gpu_ddp_runs import ddp_step, under_exec  # ci/gpu_ddp_runs.py
+problems, figures, tests = [], {}, []
+bare = ddp_step(out / "cost-large-bare.log")
+if bare is None:
+    problems.append("the bare run printed no ddp-step line (see out/gpu/cost-large-bare.log)")
+runs = (("gpt_x_probe", under_exec(out / "cost_large/exec", "exec", "cost-large-exec.log", problems, tests)),
+        ("gpt_x_probe_deferred", under_exec(out / "cost_large/deferred", "deferred", "cost-large-deferred.log",
+                                            problems, tests)))
+if bare:
+    figures["gpt_parameters"] = bare["parameters"]
+    figures["gpt_ranks"] = bare["world_size"]
+    figures["gpt_step_ms_bare"] = round(bare["step_s"] * 1e3, 3)
+    for name, under in runs:
+        if under:
+            figures[name] = round(under["step_s"] / bare["step_s"], 3)
+            figures[name + "_in_a_row"] = round(under["in_a_row_s"] / bare["in_a_row_s"], 3)
+print(json.dumps({"problems": problems, "figures": figures, "tests": tests}))
+PY
+) || verdict='{"problems": ["could not read the runs in out/gpu/cost_large"], "figures": {}, "tests": []}'
+  read_verdict "$verdict"
+  if [[ -z $problems ]]; then
+    record cost_large passed "measured: the probe on a GPT-like model of ci/gpu-ddp-step.py ($cost_ranks rank(s)), as ratios" "$figures" "$(verdict_field "$verdict" tests)"
+  else
+    record cost_large failed "$problems; see out/gpu/cost-large-*.log and out/gpu/cost_large" "$figures" "$(verdict_field "$verdict" tests)"
+  fi
+fi
+
 nccl_version=$(awk '/^-- lockstep: /{for(i=1;i<=NF;i++) if($i=="NCCL") print $(i+1)}' "$out/configure.log" | tr -d ',')
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)
 if [[ $write_doc -eq 1 ]]; then
@@ -1036,6 +1070,14 @@ if perf.exists() and "transformer_x_checks" in f:
                 f"step bare): **x{f['ddp_x_probe_in_a_row']}** under the probe"
                 + (f", **x{f['ddp_x_probe_deferred_in_a_row']}** deferred" if "ddp_x_probe_deferred_in_a_row" in f
                    else "") + ".")
+    large = next((r["figures"] for r in rows if r["check"] == "cost_large"), {})
+    if "gpt_x_probe" in large:
+        g = large
+        ddp += (f" A realistic model (check `cost_large`: ci/gpu-ddp-step.py's GPT-like model, "
+                f"{g['gpt_parameters'] / 1e6:.0f}M parameters, {g['gpt_ranks']} rank(s), {g['gpt_step_ms_bare']} ms a "
+                f"step bare): **x{g['gpt_x_probe']}** under the probe (x{g['gpt_x_probe_in_a_row']} back to back)"
+                + (f", **x{g['gpt_x_probe_deferred']}** deferred (x{g['gpt_x_probe_deferred_in_a_row']} back to back)"
+                   if "gpt_x_probe_deferred" in g else "") + ".")
     para = (f"Measured on {started} on {gpu} (torch {torch_v}, CUDA {cuda_v}), one call of `ci/gpu-checks.sh`, "
             f"check `cost`, both sides in the same call. The default transformer on CUDA "
             f"({f['transformer_tensors']} tensors, 1 rank, `BM_CudaStepOverhead`, paired step by step): "

@@ -11,6 +11,12 @@ probe defers to another stream (LOCKSTEP_ASYNC_CAPTURE=1) can overlap the next s
 timed between two synchronizations cannot show. Rank 0 prints one line:
 `ddp-step {"step_s": <median>, "in_a_row_s": <mean>, "steps": N, "world_size": W, "parameters": P}`.
 
+DDP_STEP_MODEL=gpt trains a realistic model instead (issue 47's ">= 300M parameters, a step of
+>= 100 ms"): a GPT-like stack of DDP_STEP_LAYERS (24) pre-norm transformer layers of width
+DDP_STEP_WIDTH (1024; 16 heads, feed-forward 4x), a DDP_STEP_VOCAB (32768) token embedding and an
+untied output layer, about 370M parameters, on DDP_STEP_BATCH (8) sequences of DDP_STEP_SEQ (512)
+random tokens per rank, cross-entropy against random targets.
+
 With DDP_STEP_PROFILE=PATH, PROFILE_STEPS (5) more steps run after the timed ones under the torch
 profiler (CPU and CUDA activities), each inside a `profile.step` range, and rank 0 writes the
 Chrome trace to PATH: the cost check profiles the program bare and under the probe, and
@@ -30,8 +36,29 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 STEPS = int(os.environ.get("DDP_STEP_STEPS", "40"))
 WARMUP = int(os.environ.get("DDP_STEP_WARMUP", "5"))
 PROFILE_STEPS = int(os.environ.get("DDP_STEP_PROFILE_STEPS", "5"))
-WIDTH = int(os.environ.get("DDP_STEP_WIDTH", "1120"))
-BATCH = int(os.environ.get("DDP_STEP_BATCH", "256"))
+MODEL = os.environ.get("DDP_STEP_MODEL", "mlp")
+GPT = MODEL == "gpt"
+WIDTH = int(os.environ.get("DDP_STEP_WIDTH", "1024" if GPT else "1120"))
+BATCH = int(os.environ.get("DDP_STEP_BATCH", "8" if GPT else "256"))
+LAYERS = int(os.environ.get("DDP_STEP_LAYERS", "24"))
+SEQ = int(os.environ.get("DDP_STEP_SEQ", "512"))
+VOCAB = int(os.environ.get("DDP_STEP_VOCAB", "32768"))
+
+
+class Gpt(nn.Module):
+    """Token embedding, LAYERS pre-norm transformer layers, a final norm and the output layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        layer = nn.TransformerEncoderLayer(WIDTH, nhead=max(1, WIDTH // 64), dim_feedforward=4 * WIDTH,
+                                           dropout=0.0, batch_first=True, norm_first=True)
+        self.layers = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(WIDTH)
+        self.head = nn.Linear(WIDTH, VOCAB)
+
+    def forward(self, tokens):
+        return self.head(self.norm(self.layers(self.embed(tokens))))
 
 
 def main():
@@ -50,22 +77,34 @@ def main():
             torch.cuda.synchronize()
 
     torch.manual_seed(0)
-    layers = []
-    for _ in range(8):
-        layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
-    model = nn.Sequential(*layers, nn.Linear(WIDTH, 10)).to(device)
+    if GPT:
+        model = Gpt().to(device)
+    else:
+        layers = []
+        for _ in range(8):
+            layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
+        model = nn.Sequential(*layers, nn.Linear(WIDTH, 10)).to(device)
     ddp = DDP(model, device_ids=None if on_cpu else [local])
     optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
     data = torch.Generator(device=device).manual_seed(100 + dist.get_rank())
     times = []
 
+    def batch():
+        if GPT:
+            return torch.randint(VOCAB, (2, BATCH, SEQ), device=device, generator=data)
+        return torch.randn(BATCH, WIDTH, device=device, generator=data)
+
     def step(x):
         optimizer.zero_grad()
-        ddp(x).square().mean().backward()
+        if GPT:
+            logits = ddp(x[0])
+            nn.functional.cross_entropy(logits.reshape(-1, VOCAB), x[1].reshape(-1)).backward()
+        else:
+            ddp(x).square().mean().backward()
         optimizer.step()
 
     def train_step():
-        x = torch.randn(BATCH, WIDTH, device=device, generator=data)
+        x = batch()
         synchronize()
         t0 = time.perf_counter()
         step(x)
@@ -79,7 +118,7 @@ def main():
     synchronize()
     t0 = time.perf_counter()
     for _ in range(STEPS):
-        step(torch.randn(BATCH, WIDTH, device=device, generator=data))
+        step(batch())
     synchronize()
     in_a_row = (time.perf_counter() - t0) / STEPS
     profile_to = os.environ.get("DDP_STEP_PROFILE")
