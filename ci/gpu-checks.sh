@@ -64,7 +64,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$root/build-gpu
 deps=""
 torch_dir=""
-only="digest,digest_bandwidth,sdpa,nccl,suite,selftest,probe,cupti,nccl_plugin,cost,cost_large"
+all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin cost cost_large)
+only=$(IFS=,; echo "${all_checks[*]}")  # every check, in this order, unless --only says fewer
 build_only=0
 no_build=0
 deadline=""
@@ -87,11 +88,10 @@ while [[ $# -gt 0 ]]; do
     --no-doc) write_doc=0; shift ;;
     --check-timeout) check_timeout=${2:?--check-timeout needs seconds}; shift 2
       [[ $check_timeout =~ ^[1-9][0-9]*$ ]] || { echo "ci/gpu-checks.sh: --check-timeout: expected whole seconds, got '$check_timeout'" >&2; exit 2; } ;;
-    -h|--help) sed -n '2,57p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/{/^#/p}' "$0"; exit 0 ;;
     *) echo "ci/gpu-checks.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-all_checks=(digest digest_bandwidth sdpa nccl suite selftest probe cupti nccl_plugin cost cost_large)
 IFS=, read -r -a wanted <<<"$only"
 for c in "${wanted[@]}"; do
   [[ " ${all_checks[*]} " == *" $c "* ]] || { echo "ci/gpu-checks.sh: --only: unknown check '$c' (known: ${all_checks[*]})" >&2; exit 2; }
