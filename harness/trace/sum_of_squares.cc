@@ -124,18 +124,20 @@ LOCKSTEP_SIMD_CLONES void AddSquares(const uint8_t* p, size_t n, SquareLanes& la
 LOCKSTEP_SIMD_CLONES void AddSquares(const BoolByte* p, size_t n, SquareLanes& lanes) { AddSquaresOf(p, n, lanes); }
 
 void AddSquaresOfBytes(SquaredAs as, const void* p, size_t nbytes, SquareLanes& lanes) {
+  if (as == SquaredAs::kNone) return;
+  const size_t n = nbytes / SquaredValueBytes(as);
   switch (as) {
     case SquaredAs::kNone: return;
-    case SquaredAs::kFloat32: return AddSquares(static_cast<const float*>(p), nbytes / sizeof(float), lanes);
-    case SquaredAs::kFloat64: return AddSquares(static_cast<const double*>(p), nbytes / sizeof(double), lanes);
-    case SquaredAs::kFloat16: return AddSquares(static_cast<const Float16Bits*>(p), nbytes / 2, lanes);
-    case SquaredAs::kBFloat16: return AddSquares(static_cast<const BFloat16Bits*>(p), nbytes / 2, lanes);
-    case SquaredAs::kInt64: return AddSquares(static_cast<const int64_t*>(p), nbytes / 8, lanes);
-    case SquaredAs::kInt32: return AddSquares(static_cast<const int32_t*>(p), nbytes / 4, lanes);
-    case SquaredAs::kInt16: return AddSquares(static_cast<const int16_t*>(p), nbytes / 2, lanes);
-    case SquaredAs::kInt8: return AddSquares(static_cast<const int8_t*>(p), nbytes, lanes);
-    case SquaredAs::kUInt8: return AddSquares(static_cast<const uint8_t*>(p), nbytes, lanes);
-    case SquaredAs::kBool: return AddSquares(static_cast<const BoolByte*>(p), nbytes, lanes);
+    case SquaredAs::kFloat32: return AddSquares(static_cast<const float*>(p), n, lanes);
+    case SquaredAs::kFloat64: return AddSquares(static_cast<const double*>(p), n, lanes);
+    case SquaredAs::kFloat16: return AddSquares(static_cast<const Float16Bits*>(p), n, lanes);
+    case SquaredAs::kBFloat16: return AddSquares(static_cast<const BFloat16Bits*>(p), n, lanes);
+    case SquaredAs::kInt64: return AddSquares(static_cast<const int64_t*>(p), n, lanes);
+    case SquaredAs::kInt32: return AddSquares(static_cast<const int32_t*>(p), n, lanes);
+    case SquaredAs::kInt16: return AddSquares(static_cast<const int16_t*>(p), n, lanes);
+    case SquaredAs::kInt8: return AddSquares(static_cast<const int8_t*>(p), n, lanes);
+    case SquaredAs::kUInt8: return AddSquares(static_cast<const uint8_t*>(p), n, lanes);
+    case SquaredAs::kBool: return AddSquares(static_cast<const BoolByte*>(p), n, lanes);
   }
 }
 
