@@ -12,6 +12,7 @@
 #include "checkers/determinism_checker.h"
 #include "checkers/discovery_count_checker.h"
 #include "checkers/finite_checker.h"
+#include "checkers/forward_passes_checker.h"
 #include "checkers/golden_checker.h"
 #include "checkers/grad_presence_checker.h"
 #include "checkers/hang_checker.h"
@@ -88,6 +89,8 @@ const std::vector<Entry>& Checkers() {
        InBand::kYes, kNoEnding, {}},
       // Settings, not tensors: no injection of lockstep-rank's records them (its trainer writes `lr` only).
       {&Make<OptimizerSettingsChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // Forward passes counted by the probe; lockstep-rank's trainer counts none (and skips no batch).
+      {&Make<ForwardPassesChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       {&Make<BuffersChecker>, DefaultUse::kAlways, kBuffersDiffer, TensorKind::kBuffer, InBand::kYes, kNoEnding, {}},
       {&Make<CollectiveOrderChecker>, DefaultUse::kAlways, kCollectivesDiffer, kNoTensors, InBand::kNo, kNoEnding, {}},
       // An all_to_all's split sizes, which lockstep-rank's communicator never issues.

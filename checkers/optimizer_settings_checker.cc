@@ -12,6 +12,7 @@
 
 #include "checkers/internal/check_util.h"
 #include "checkers/internal/first_step_finding.h"
+#include "checkers/internal/replica_units.h"
 
 namespace lockstep {
 namespace {
@@ -36,47 +37,7 @@ std::string JoinClauses(const std::vector<std::string>& items, size_t max_items)
   return s;
 }
 
-// The ranks compared together at one step, and how a finding names them ("" for every rank).
-struct Unit {
-  std::vector<int> ranks;
-  std::string label;
-};
-
-// The comparison units of a step: each replica group a recorded parameter names (among its
-// members that recorded the step), and every rank that recorded the step when some parameter is
-// held by every rank (no group) or no parameter names a group at all.
-std::vector<Unit> UnitsOf(const std::vector<const StepRecord*>& records) {
-  std::vector<int> present;
-  for (size_t r = 0; r < records.size(); ++r) {
-    if (records[r] != nullptr) present.push_back(static_cast<int>(r));
-  }
-  std::vector<std::shared_ptr<const ReplicaGroup>> groups;
-  bool world = false;
-  for (const StepRecord* s : records) {
-    if (s == nullptr) continue;
-    for (const TensorRecord& t : s->tensors) {
-      if (t.kind != TensorKind::kParam || !t.replicated) continue;
-      if (t.group == nullptr) {
-        world = true;
-      } else if (std::none_of(groups.begin(), groups.end(),
-                              [&](const auto& g) { return SameReplicaGroup(g, t.group); })) {
-        groups.push_back(t.group);
-      }
-    }
-  }
-  std::vector<Unit> units;
-  if (world || groups.empty()) units.push_back(Unit{present, ""});
-  for (const auto& g : groups) {
-    Unit u{{}, " in replica group " + DescribeReplicaGroup(*g)};
-    for (int r : g->ranks) {
-      if (r >= 0 && static_cast<size_t>(r) < records.size() && records[static_cast<size_t>(r)] != nullptr) {
-        u.ranks.push_back(r);
-      }
-    }
-    units.push_back(std::move(u));
-  }
-  return units;
-}
+using Unit = internal::ReplicaUnit;
 
 // One setting that differs within one unit at one step.
 struct SettingDifference {
@@ -221,7 +182,7 @@ class OptimizerSettingsJudge : public StepJudge {
     for (const StepRecord* s : records) any = any || (s != nullptr && !s->optimizer.empty());
     if (!any) return;
     std::vector<SettingDifference> diffs;
-    for (const Unit& unit : UnitsOf(records)) {
+    for (const Unit& unit : internal::ReplicaUnitsOf(records)) {
       for (SettingDifference& d : DifferencesIn(unit, records)) diffs.push_back(std::move(d));
     }
     if (diffs.empty()) return;

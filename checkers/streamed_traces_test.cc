@@ -192,6 +192,13 @@ TEST(StreamedTracesTest, EachStepJudgingCheckerFiresAndStaysQuietThroughTheStrea
            }
          }
        }},
+      // A step's forward count, compared within the replica groups its parameters name.
+      {"forward_passes",
+       [](CannedRun& r) {
+         for (size_t rank = 0; rank < r.traces.size(); ++rank) {
+           for (StepRecord& s : r.traces[rank].steps) s.forwards = rank == 2 && s.step == 3 ? 2 : 1;
+         }
+       }},
       // Tensor-parallel inputs, which the stream's folded steps drop as they drop tensors.
       {"tp_inputs",
        [](CannedRun& r) {

@@ -273,9 +273,10 @@ void FlushDeferred(ProbeSession& session, bool wait) {
 void WriteStep(ProbeSession& session, int64_t step, std::optional<double> loss, std::optional<double> lr,
                const std::vector<const Captured*>& parts,
                const std::vector<std::pair<std::string, double>>& optimizer, const Captured* watched,
-               const std::vector<TpInput>& tp_inputs) {
+               const std::vector<TpInput>& tp_inputs, std::optional<int64_t> forwards) {
   StepRecord base;
   base.optimizer = optimizer;
+  base.forwards = forwards;
   base.tp_inputs = FoldTpInputs(tp_inputs);
   base.step = step;
   base.loss = loss.value_or(std::numeric_limits<double>::quiet_NaN());
@@ -387,7 +388,7 @@ PYBIND11_MODULE(_lockstep_probe, m) {
       .def("define_replica_group", &ProbeSession::DefineReplicaGroup, py::arg("id"), py::arg("ranks"), py::arg("label"))
       .def("write_step", &WriteStep, py::arg("step"), py::arg("loss"), py::arg("lr"), py::arg("parts"),
            py::arg("optimizer") = std::vector<std::pair<std::string, double>>{}, py::arg("watched") = nullptr,
-           py::arg("replicated_inputs") = std::vector<TpInput>{})
+           py::arg("replicated_inputs") = std::vector<TpInput>{}, py::arg("forwards") = std::nullopt)
       .def("heartbeat", [](ProbeSession& s) {
              FlushDeferred(s, /*wait=*/false);
              ThrowIfError(s.WriteHeartbeat());

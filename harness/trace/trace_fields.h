@@ -69,6 +69,7 @@ inline constexpr const char* kEditedAfterUpdate = "edited_after_update";
 inline constexpr const char* kTpInputs = "tp_replicated_inputs";
 inline constexpr const char* kModule = "module";
 inline constexpr const char* kInput = "input";
+// Also a step's own field since 2.5: its training forward passes (StepRecord::forwards).
 inline constexpr const char* kForwards = "forwards";
 
 // A collective's begin and end.

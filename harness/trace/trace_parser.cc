@@ -257,6 +257,12 @@ Result<std::optional<TraceRecord>> TraceParser::Parse(std::string_view line) {
       s.grad_norm = GetDouble(j, f::kGradNorm, std::numeric_limits<double>::quiet_NaN());
       s.lr = GetDouble(j, f::kLr, 0.0);
       s.wall_s = GetDouble(j, f::kWallS, 0.0);
+      if (auto forwards = j.find(f::kForwards); forwards != j.end()) {
+        if (!forwards->is_number_integer() || forwards->get<int64_t>() < 0) {
+          return InvalidArgumentError(Where() + ": field 'forwards' is not a count (a whole number, 0 or more)");
+        }
+        s.forwards = forwards->get<int64_t>();
+      }
       if (!options_.tensors) return std::optional<TraceRecord>(std::move(s));
       if (auto settings = j.find(f::kOptimizer); settings != j.end()) {
         if (!settings->is_object()) return InvalidArgumentError(Where() + ": field 'optimizer' is not an object");

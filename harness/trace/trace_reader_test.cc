@@ -251,6 +251,41 @@ TEST_F(TraceReaderTest, ReadsTheParametersEditedAfterTheUpdate) {
   }
 }
 
+// 2.5: a step's training forward passes, written where counted and read back; absent where not
+// counted; anything but a count names its line.
+TEST_F(TraceReaderTest, ReadsAStepsForwardPasses) {
+  auto writer = TraceWriter::Open(dir_ / "rank-0.trace", TraceHeader{});
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  StepRecord counted;
+  counted.step = 1;
+  counted.forwards = 2;
+  StepRecord none;
+  none.step = 2;
+  none.forwards = 0;
+  StepRecord uncounted;
+  uncounted.step = 3;
+  for (const StepRecord* s : {&counted, &none, &uncounted}) ASSERT_TRUE((*writer)->WriteStep(*s).ok());
+  writer->reset();
+  auto t = ReadTrace(dir_ / "rank-0.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_EQ(t->steps[0].forwards, std::optional<int64_t>(2));
+  EXPECT_EQ(t->steps[1].forwards, std::optional<int64_t>(0));
+  EXPECT_FALSE(t->steps[2].forwards.has_value());
+
+  for (const std::string& bad : {
+           std::string(R"({"type":"step","step":1,"forwards":"2","tensors":[]})"),
+           std::string(R"({"type":"step","step":1,"forwards":1.5,"tensors":[]})"),
+           std::string(R"({"type":"step","step":1,"forwards":-1,"tensors":[]})"),
+       }) {
+    auto b = ReadTrace(Write("rank-0.trace", std::string(R"({"type":"header","schema":"lockstep.trace/2.5","rank":0,"world_size":2})") +
+                                                 "\n" + bad + "\n"));
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("rank-0.trace:2: field 'forwards'"), std::string::npos)
+        << b.status().message();
+  }
+}
+
 // The 2.4 replicated inputs of tensor-parallel modules: written and read back whole (module, input,
 // digest, forwards, the group's ranks and label); a step without the field reads with none; a bad
 // entry names its line.

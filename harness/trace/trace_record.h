@@ -23,8 +23,8 @@ inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
 // Minor 1: the header's `environment`; minor 2: tensors' replica groups; minor 3: a step's
 // optimizer settings and an all_to_all's split sizes; minor 4: what replica digests cannot see
-// (docs/TRACE.md).
-inline constexpr int kTraceSchemaMinor = 4;
+// (docs/TRACE.md); minor 5: a step's training forward passes.
+inline constexpr int kTraceSchemaMinor = 5;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -119,6 +119,11 @@ struct StepRecord {
   // The replicated inputs of the tensor-parallel modules that ran a forward this step (since 2.4),
   // one per module input. Empty: none ran, or none recorded (lockstep-rank, traces before 2.4).
   std::vector<TpInputRecord> tp_inputs;
+  // The training forward passes of the rank's models in this step (since 2.5): forwards in
+  // training mode with autograd recording, of every model the writer knows. Replicas run the same
+  // number; a rank that skips a step on its own condition runs one more before its next optimizer
+  // step. Absent: not counted (lockstep-rank, traces before 2.5).
+  std::optional<int64_t> forwards;
 };
 
 struct CollectiveRecord {

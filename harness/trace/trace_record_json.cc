@@ -54,6 +54,7 @@ ordered_json ToJson(const StepRecord& s) {
     j[f::kOptimizer] = std::move(settings);
   }
   if (s.edited_after_update) j[f::kEditedAfterUpdate] = *s.edited_after_update;
+  if (s.forwards) j[f::kForwards] = *s.forwards;
   if (!s.tp_inputs.empty()) {
     ordered_json inputs = ordered_json::array();
     for (const TpInputRecord& in : s.tp_inputs) {

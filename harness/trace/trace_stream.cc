@@ -125,6 +125,7 @@ void RankTraceStream::Fold(const TraceRecord& record) {
           kept.grad_norm = r.grad_norm;
           kept.lr = r.lr;
           kept.wall_s = r.wall_s;
+          kept.forwards = r.forwards;  // one number a step, as the scalars above
           if (keep_tensors_) {
             kept.tensors = r.tensors;
             kept.optimizer = r.optimizer;  // per step and group: the judges' to read, as tensors

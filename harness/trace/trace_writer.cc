@@ -269,6 +269,7 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
   j.Field(f::kGradNorm, step.grad_norm);
   j.Field(f::kLr, step.lr);
   j.Field(f::kWallS, step.wall_s);
+  if (step.forwards) j.Field(f::kForwards, *step.forwards);  // absent: not counted, as before 2.5
   if (!step.optimizer.empty()) {  // absent: none recorded, as before 2.3
     j.RawKey(f::kOptimizer);
     j.Begin();

@@ -102,6 +102,11 @@ class _State:
         # The pending step's replicated inputs of tensor-parallel modules (_tp_inputs.py):
         # (id(Watched), slot) -> (Watched, slot, [Captured of each forward]), in first-forward order.
         self.tp_inputs = {}
+        # The pending step's training forward passes of the hooked models (trace 2.5 `forwards`),
+        # counted from the first model hooked on: its hook counts them (a record written at exit,
+        # when the model may be gone from hooked_models, still has its count).
+        self.forwards = 0
+        self.counting_forwards = False
         # Time spent in the probe's hooks on the program's threads (wall, and CPU of the calling
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
         self.busy_s = 0.0
@@ -401,6 +406,7 @@ def add_model(model):
                 st.broadcasting.add(target)
             boundary.register_forward_pre_hook(hook, prepend=True)
             st.hooked_models.add(model)
+            st.counting_forwards = True
 
 
 def _step_boundary_module(model, inner, torch):
@@ -693,7 +699,11 @@ def _write_record(loss, last=False):
             norm = _setting_value(torch, st.clip_norm)
             if norm is not None:
                 settings.append(("clip.total_norm", norm))
-    s.write_step(st.steps, loss, st.lr, parts, settings, watched=st.watched, replicated_inputs=_pending_tp_inputs())
+    # Counted only where a model's forwards are hooked: a program without one has nothing to count.
+    forwards = st.forwards if st.counting_forwards else None
+    s.write_step(st.steps, loss, st.lr, parts, settings, watched=st.watched, replicated_inputs=_pending_tp_inputs(),
+                 forwards=forwards)
+    st.forwards = 0
     st.watched = None
     st.tp_inputs = {}
     st.parts = []
@@ -807,15 +817,19 @@ def _note_tp_forward(watched, args, kwargs):
 
 
 @_guard
-def _before_forward_locked():
+def _before_forward_locked(training):
     st = _STATE
     if st.stepped:
         _write_record(None)
     _start_of_step()
+    if training:
+        st.forwards += 1
 
 
 def _before_forward(module, inputs):
-    _before_forward_locked()
+    # A training forward: the module in train() mode, with autograd recording. An evaluation
+    # (no_grad, inference_mode, eval()) that only some ranks run is no difference of the step.
+    _before_forward_locked(module.training and sys.modules["torch"].is_grad_enabled())
 
 
 def _write_initial_record(optimizer):

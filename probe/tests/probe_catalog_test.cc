@@ -39,7 +39,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads",     "optimizer_state",
                                                    "buffers",         "collective_order", "discovery_count",
                                                    "finite",          "hang",             "crash",
-                                                   "teardown"};
+                                                   "teardown",        "forward_passes"};
 
 struct RunOutcome {
   LaunchReport launch;
@@ -184,6 +184,25 @@ TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
 TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
 }
+// A step's training forwards: each micro-batch of gradient accumulation counts, a forward under
+// no_grad or inference_mode (rank 0's alone) does not, and step 0 has no count.
+TEST(ProbeCases, TrainingForwardsAreCountedPerStep) {
+  RunCatalogEntry(kPrograms / "forward_counts.expect.json", {}, true, [](const RunOutcome& o) {
+    ASSERT_EQ(o.traces.size(), 3u);
+    for (size_t r = 0; r < o.traces.size(); ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      ASSERT_EQ(o.traces[r].steps.size(), 5u);
+      for (const StepRecord& s : o.traces[r].steps) {
+        if (s.step == 0) {
+          EXPECT_FALSE(s.forwards.has_value());
+        } else {
+          EXPECT_EQ(s.forwards, std::optional<int64_t>(2)) << "step " << s.step;
+        }
+      }
+    }
+  });
+}
+
 TEST(ProbeCases, Bfloat16ModelIsClean) {
   RunCatalogEntry(kPrograms / "bf16_params.expect.json");
 }
