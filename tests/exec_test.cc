@@ -157,6 +157,33 @@ TEST(ExecTest, ADiscoveryCallAfterStartupIsAFindingUnlessAllowed) {
   EXPECT_FALSE(fs::exists(bad)) << "nothing is written for bad flags";
 }
 
+// --skip-check leaves a checker out of the program's checks (its verdict is gone from the report,
+// and the console says so); a name that is no checker, or a judge of how the launch ended (run
+// whatever the checks list), is bad input that writes nothing.
+TEST(ExecTest, SkipCheckLeavesACheckerOutAndRefusesWhatItCannotSkip) {
+  const fs::path dir = RunDir("skip_check");
+  ProgramResult r = Exec(2, dir, {"--name", "regroup", "--skip-check", "discovery_count"},
+                         {"--steps", "4", "--regroup-step", "3"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json s = Scenario0(dir);
+  EXPECT_EQ(s["outcome"], "pass") << s.dump(2);
+  EXPECT_EQ(Verdict(s, "discovery_count"), nullptr) << s.dump(2);
+  EXPECT_NE(Verdict(s, "replica_weights"), nullptr);
+  EXPECT_NE(r.err.find("lockstep exec: note: not checked: discovery_count (--skip-check)"), std::string::npos)
+      << r.err;
+
+  for (const auto& [flag, message] : std::vector<std::pair<std::string, std::string>>{
+           {"discovery_cnt", "--skip-check discovery_cnt: no such checker (the checkers: replica_weights, "},
+           {"hang", "--skip-check hang: it judges a launch that ends in hang, which is judged whatever checkers "
+                    "run; it cannot be skipped"}}) {
+    const fs::path bad = RunDir("skip_check_" + flag);
+    r = Exec(2, bad, {"--skip-check", flag}, {"--steps", "2"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(bad)) << "nothing is written for bad flags";
+  }
+}
+
 // --recorders names what it cannot do: an unknown recorder is bad input, before anything is
 // written.
 TEST(ExecTest, AnUnknownRecorderIsBadInput) {

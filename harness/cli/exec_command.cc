@@ -2,6 +2,7 @@
 // ranks, unchanged, with torchrun's environment and the probe (docs/PROBE.md); the same watchdog
 // as `lockstep run` (crash, hang, SIGINT, the ranks' lifeline), then the checks and reports of
 // `lockstep check`. The program is one scenario of the report.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -33,6 +34,7 @@ struct ExecFlags {
   std::vector<std::string> mpirun_args;
   HostPlacement hosts;
   std::vector<std::string> expect_discovery;  // NAME or NAME=TIMES
+  std::vector<std::string> skip_checks;       // checkers not to run
   std::string recorders = "auto";
   std::vector<std::string> command;
   ReportOutputs reports;
@@ -74,6 +76,28 @@ Status ParseExpectedDiscovery(const std::vector<std::string>& specs, std::map<st
       times = static_cast<int>(n);
     }
     allowed[name] = times;
+  }
+  return Status::Ok();
+}
+
+// Every checker but those --skip-check names, in the registry's order. A name that is no checker,
+// or the checker that judges how a launch ended (crash, hang, startup timeout), which the runner
+// runs whatever a scenario's checks list, is bad input: skipping it would not do what it says.
+Status ChecksWithout(const std::vector<std::string>& skipped, std::vector<std::string>& checks) {
+  checks = CheckerNames();
+  for (const std::string& name : skipped) {
+    if (MakeChecker(name) == nullptr) {
+      std::string known;
+      for (const std::string& c : checks) known += (known.empty() ? "" : ", ") + c;
+      return InvalidArgumentError("--skip-check " + name + ": no such checker (the checkers: " + known + ")");
+    }
+    for (const std::string& ending : NameList<LaunchEnding>()) {
+      if (CheckerJudging(*FromString<LaunchEnding>(ending)) == name) {
+        return InvalidArgumentError("--skip-check " + name + ": it judges a launch that ends in " + ending +
+                                    ", which is judged whatever checkers run; it cannot be skipped");
+      }
+    }
+    checks.erase(std::remove(checks.begin(), checks.end(), name), checks.end());
   }
   return Status::Ok();
 }
@@ -139,6 +163,13 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
                   "e.g. torch.new_group=2; docs/CHECKERS.md#discovery_count lists the calls)")
       ->type_name("NAME[=TIMES]")
       ->allow_extra_args(false);
+  cmd->add_option("--skip-check", flags->skip_checks,
+                  "A checker not to run on this program, one per use (repeatable): for a finding the program "
+                  "means, such as forward_passes for ranks that run different numbers of micro-batches on "
+                  "purpose; docs/CHECKERS.md lists them. The judges of crashes, hangs and startup timeouts "
+                  "cannot be skipped")
+      ->type_name("CHECKER")
+      ->allow_extra_args(false);
   cmd->add_option("--recorders", flags->recorders,
                   "Native discovery recorders loaded into every rank: auto (default: nccl and cuda where built, "
                   "and mpi when --launcher mpirun starts the ranks and is Open MPI's), none, or a comma-separated list of mpi "
@@ -166,6 +197,8 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             outputs.dir = flags->out;
             std::map<std::string, int> discovery_allowed;
             if (ready.ok()) ready = ParseExpectedDiscovery(flags->expect_discovery, discovery_allowed);
+            std::vector<std::string> checks;
+            if (ready.ok()) ready = ChecksWithout(flags->skip_checks, checks);
             if (ready.ok()) ready = CheckMpirunArgs(flags->mpirun_args, *FromString<LauncherKind>(flags->launcher));
             if (ready.ok()) ready = CheckHostFlags(flags->hosts, *FromString<LauncherKind>(flags->launcher));
             if (ready.ok()) ready = CheckAsyncCaptureSetting();
@@ -207,6 +240,9 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             if (LocalSetsOmpNumThreads(exec.launcher, flags->ranks, exec.recorder_env)) {
               notes.push_back(std::string(kOmpNumThreadsNotice) + " (OMP_NUM_THREADS=1, as torchrun sets it)");
             }
+            for (const std::string& skipped : flags->skip_checks) {
+              notes.push_back("not checked: " + skipped + " (--skip-check)");
+            }
             for (const std::string& note : notes) err << "lockstep exec: note: " << note << "\n";
             ExecProgram rank_program(exec);
 
@@ -220,7 +256,7 @@ Command AddExecCommand(CLI::App& app, const CommandEnvironment& env) {
             scenario.ranks = flags->ranks;
             scenario.steps = 0;  // unknown: the program decides
             scenario.timeout_s = 0;  // a real training run takes as long as it takes; hangs are caught
-            scenario.checks = CheckerNames();
+            scenario.checks = checks;
             scenario.discovery_allowed = discovery_allowed;
             RunOptions options;
             options.out_dir = flags->out;
