@@ -76,13 +76,9 @@ class ForwardPassesJudge : public StepJudge {
       if (auto d = Compare(unit, records)) diffs.push_back(std::move(*d));
     }
     if (diffs.empty()) return;
-    if (finding_.found()) {
-      finding_.CountLater();
-      return;
-    }
-    Finding& f = finding_.Start();
-    f.checker = checker_;
-    f.step = step;
+    Finding* first = finding_.FirstAt(checker_, step);
+    if (first == nullptr) return;
+    Finding& f = *first;
     std::set<int> named;
     std::vector<std::string> texts;
     for (const CountDifference& d : diffs) {

@@ -125,13 +125,9 @@ class TpInputsJudge : public StepJudge {
   void OnStep(int64_t step, const std::vector<const StepRecord*>& records) override {
     std::vector<InputDifference> diffs = DifferencesAt(records);
     if (diffs.empty()) return;
-    if (finding_.found()) {
-      finding_.CountLater();
-      return;
-    }
-    Finding& f = finding_.Start();
-    f.checker = checker_;
-    f.step = step;
+    Finding* first = finding_.FirstAt(checker_, step);
+    if (first == nullptr) return;
+    Finding& f = *first;
     std::set<int> named;
     std::vector<std::string> texts;
     for (const InputDifference& d : diffs) {

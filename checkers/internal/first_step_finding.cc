@@ -4,6 +4,17 @@
 
 namespace lockstep::internal {
 
+Finding* FirstStepFinding::FirstAt(const std::string& checker, int64_t step) {
+  if (first_) {
+    ++later_steps_;
+    return nullptr;
+  }
+  first_ = Finding{};
+  first_->checker = checker;
+  first_->step = step;
+  return &*first_;
+}
+
 std::vector<Finding> FirstStepFinding::Take() const {
   if (!first_) return {};
   Finding f = *first_;
