@@ -11,6 +11,7 @@
 namespace lockstep {
 namespace {
 
+using internal::JoinClauses;
 using internal::RankPhrase;
 
 // How many disagreeing pairs one message spells out; the rest are counted.
@@ -26,14 +27,6 @@ std::string List(const std::vector<int64_t>& values) {
   std::string s = "[";
   for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
   return s + "]";
-}
-
-// Items joined with "; " (a pair's text has commas of its own), at most `max_items`.
-std::string JoinClauses(const std::vector<std::string>& items, size_t max_items) {
-  std::string s;
-  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
-  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
-  return s;
 }
 
 std::string Elements(int64_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); }

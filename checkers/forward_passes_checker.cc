@@ -15,6 +15,7 @@ namespace lockstep {
 namespace {
 
 using internal::JoinCapped;
+using internal::JoinClauses;
 using internal::RankPhrase;
 
 // How many units one finding's message spells out; the rest are counted.
@@ -87,8 +88,8 @@ class ForwardPassesJudge : public StepJudge {
     }
     f.ranks.assign(named.begin(), named.end());
     f.message = "replicas ran different numbers of training forward passes in step " + std::to_string(step) + ": " +
-                JoinCapped(texts, kUnitsShown);
-    f.details["forwards"] = JoinCapped(texts, texts.size());
+                JoinClauses(texts, kUnitsShown);
+    f.details["forwards"] = JoinClauses(texts, texts.size());
     if (std::any_of(diffs.begin(), diffs.end(), [](const CountDifference& d) { return !d.majority; })) {
       f.details["majority"] = "none";
     }

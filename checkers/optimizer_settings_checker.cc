@@ -19,6 +19,7 @@ namespace {
 
 using internal::FormatExact;
 using internal::JoinCapped;
+using internal::JoinClauses;
 using internal::RankPhrase;
 using internal::SameDouble;
 
@@ -28,14 +29,6 @@ constexpr const char* kClipTotalNorm = "clip.total_norm";
 
 // How many differing settings one finding's message spells out; the rest are counted.
 constexpr size_t kSettingsShown = 4;
-
-// Items joined with "; " (a setting's text has commas of its own), at most `max_items`.
-std::string JoinClauses(const std::vector<std::string>& items, size_t max_items) {
-  std::string s;
-  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
-  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
-  return s;
-}
 
 using Unit = internal::ReplicaUnit;
 

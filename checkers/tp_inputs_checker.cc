@@ -17,6 +17,7 @@ namespace lockstep {
 namespace {
 
 using internal::JoinCapped;
+using internal::JoinClauses;
 using internal::RankPhrase;
 
 // How many differing inputs one finding's message spells out; the rest are counted.
@@ -108,14 +109,6 @@ std::vector<InputDifference> DifferencesAt(const std::vector<const StepRecord*>&
     out.push_back(std::move(d));
   }
   return out;
-}
-
-// Items joined with "; " (an input's text has commas of its own), at most `max_items`.
-std::string JoinClauses(const std::vector<std::string>& items, size_t max_items) {
-  std::string s;
-  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
-  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
-  return s;
 }
 
 class TpInputsJudge : public StepJudge {

@@ -47,6 +47,13 @@ std::string JoinCapped(const std::vector<std::string>& items, size_t max_items) 
   return s;
 }
 
+std::string JoinClauses(const std::vector<std::string>& items, size_t max_items) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
+  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
+  return s;
+}
+
 bool HasData(const RankTrace& trace) { return !trace.missing && !trace.header.schema.empty(); }
 
 std::optional<int64_t> LastStep(const RankTrace& trace) {

@@ -22,6 +22,9 @@ std::string FormatNumber(double v, int precision = 6);
 std::string FormatExact(double v);
 // Items joined with ", ", at most `max_items`, then "and N more".
 std::string JoinCapped(const std::vector<std::string>& items, size_t max_items);
+// Items joined with "; " (for items with commas of their own), at most `max_items`, then
+// "; and N more".
+std::string JoinClauses(const std::vector<std::string>& items, size_t max_items);
 
 // A trace with a header: the rank started writing. Missing files and files cut before their
 // header carry nothing to compare.
