@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,7 +24,7 @@ constexpr size_t kUnitsShown = 4;
 
 // One unit whose ranks ran different numbers of forward passes in a step.
 struct CountDifference {
-  std::string text;        // "rank 2 ran 2 where ranks 0, 1 ran 1"
+  std::string text;        // "rank 2 ran 2 where ranks 0,1 ran 1"
   std::vector<int> named;  // the odd ranks, or every rank where there is no majority
   bool majority = true;
 };

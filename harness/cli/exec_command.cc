@@ -88,7 +88,7 @@ Status ChecksWithout(const std::vector<std::string>& skipped, std::vector<std::s
   for (const std::string& name : skipped) {
     if (MakeChecker(name) == nullptr) {
       std::string known;
-      for (const std::string& c : checks) known += (known.empty() ? "" : ", ") + c;
+      for (const std::string& c : CheckerNames()) known += (known.empty() ? "" : ", ") + c;
       return InvalidArgumentError("--skip-check " + name + ": no such checker (the checkers: " + known + ")");
     }
     for (const std::string& ending : NameList<LaunchEnding>()) {
