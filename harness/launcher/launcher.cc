@@ -26,6 +26,7 @@
 #include "harness/launcher/launcher_output_parser.h"
 #include "harness/launcher/process_tree.h"
 #include "harness/launcher/rank_cpu.h"
+#include "harness/launcher/spawn_watch.h"
 #include "harness/launcher/stall_judgement.h"
 #include "harness/launcher/trace_watcher.h"
 #include "harness/trace/mapped_append_file.h"
@@ -109,7 +110,8 @@ class LaunchRun {
         t0_(Clock::now()),
         tree_(spec_.launch_id),
         watcher_(spec_.trace_dir, spec_.ranks, on_progress),
-        cpu_(spec_.ranks) {
+        cpu_(spec_.ranks),
+        spawns_(spec_.trace_dir, on_progress) {
     for (int r = 0; r < spec_.ranks; ++r) {
       RankExit e;
       e.rank = r;
@@ -141,19 +143,26 @@ class LaunchRun {
   // Start-up: true once every rank's trace shows its step-0 record, a footer, or a collective
   // begun in its first step; sets ending_ when startup_timeout_s passes before that.
   bool CheckStartup();
-  std::vector<int> StartupCulprits(const std::vector<int>& waiting) const;
+  // The launched process has not started training itself and has spawned ranks of its own
+  // (spawn_watch.h): the newest spawning's world is watched as launched ranks are.
+  void CheckSpawned();
   // " (N bytes free): its trace could not be written" when the traces' file system has no room
   // left (a rank that failed there without a footer could not write it); empty when there is room.
   std::string FullDiskError() const;
   // What the launch looked like at its end, for JudgeLaunch.
   LaunchObservation Observation() const;
-  void CheckHang();
+  // A hang of the ranks `watcher` follows (the launched ones, or a spawned world), quiet since
+  // `since`, whose activities are `activities`.
+  void CheckHang(const TraceWatcher& watcher, Clock::time_point since, const std::vector<RankActivity>& activities);
   // Samples the CPU use of every rank whose processes this host can see.
   void SampleCpu();
   // What each rank is doing now, for JudgeStall.
   std::vector<RankActivity> Activities() const;
+  std::vector<RankActivity> Activities(const SpawnWatch::World& world) const;
   // The process of rank r on this host: its trace header's pid, or the process started for it.
   std::optional<pid_t> LocalPid(int r) const;
+  // The process a trace says is its rank's, when it runs on this host.
+  std::optional<pid_t> TracePid(const RankProgress& p) const;
   // Whether a rank without a footer has a process on this host that is ending (IsEnding); each
   // such rank is remembered in ending_ranks_, with its signal.
   bool SomeRankIsEnding();
@@ -176,6 +185,9 @@ class LaunchRun {
   ProcessTree tree_;
   TraceWatcher watcher_;
   RankCpu cpu_;
+  SpawnWatch spawns_;
+  // The spawning whose world the ending is of (LaunchReport::spawning); 0: the launched ranks'.
+  int spawn_ending_ = 0;
   std::optional<Clock::time_point> cpu_sampled_at_;
   StallVerdict stall_;  // the judgement that ended the launch as a hang
   double quiet_for_s_ = 0;
@@ -453,54 +465,61 @@ std::string LaunchRun::FullDiskError() const {
   return " (" + std::to_string(free_bytes) + " bytes free): its trace could not be written";
 }
 
-std::vector<int> LaunchRun::StartupCulprits(const std::vector<int>& waiting) const {
-  // A rank that waits inside a collective another rank never began is that rank's victim: only
-  // the ranks behind in some group (or that never began one the others did) are named.
-  std::map<std::string, uint64_t> furthest;
-  for (int r = 0; r < spec_.ranks; ++r) {
-    for (const auto& [group, seq] : watcher_.rank(r).begun_seq_by_group) {
-      furthest[group] = std::max(furthest[group], seq);
-    }
-  }
-  std::vector<int> behind;
-  for (int r : waiting) {
-    const RankProgress& p = watcher_.rank(r);
-    bool is_behind = false;
-    for (const auto& [group, seq] : furthest) {
-      auto mine = p.begun_seq_by_group.find(group);
-      // A rank absent from a group other than world may simply not be its member.
-      if (mine == p.begun_seq_by_group.end() ? group == "world" : mine->second < seq) is_behind = true;
-    }
-    if (furthest.empty() || is_behind) behind.push_back(r);
-  }
-  return behind.empty() ? waiting : behind;
-}
-
 bool LaunchRun::CheckStartup() {
   if (started_at_) return true;
   std::vector<int> waiting;
   for (int r = 0; r < spec_.ranks; ++r) {
-    const RankProgress& p = watcher_.rank(r);
-    // A rank that began a collective of its first step is training, though it recorded no step
-    // yet: a hang inside step 1 (Muon's all_gather that one rank skips) is a hang to judge, not a
-    // start-up still under way (collectives before it, a DDP's initial broadcast, are of step 0).
-    const bool training = p.last_begun && p.last_begun->step >= 1;
-    if (!p.last_step && !p.footer && !training) waiting.push_back(r);
+    if (!HasStarted(watcher_.rank(r))) waiting.push_back(r);
   }
   if (waiting.empty()) {
     started_at_ = Clock::now();
     return true;
   }
+  if (spawns_.newest()) {
+    CheckSpawned();
+    return false;
+  }
   if (spec_.startup_timeout_s > 0 && SecondsSince(t0_) > spec_.startup_timeout_s) {
-    report_.stalled_ranks = StartupCulprits(waiting);
+    report_.stalled_ranks = watcher_.BehindAtStartup(waiting);
     ending_ = LaunchEnding::kStartupTimeout;
   }
   return false;
 }
 
+// Its start-up is timed from its spawning.json, its hangs as the launched ranks' are. The
+// launched process's own phases around its spawnings (before the first, between two, after the
+// last: loading, a checkpoint, an evaluation) are bounded by startup_timeout_s each, as a
+// start-up is: it records nothing then, so nothing tells a phase that works from one that hangs.
+void LaunchRun::CheckSpawned() {
+  const SpawnWatch::World& w = *spawns_.newest();
+  const double limit_s = spec_.startup_timeout_s;
+  if (w.ended) {
+    if (limit_s > 0 && SecondsSince(*w.ended) > limit_s) {
+      for (int r = 0; r < spec_.ranks; ++r) report_.stalled_ranks.push_back(r);
+      ending_ = LaunchEnding::kStartupTimeout;
+    }
+    return;
+  }
+  if (!w.started) {
+    if (limit_s > 0 && SecondsSince(w.began) > limit_s) {
+      std::vector<int> waiting;
+      for (int r = 0; r < w.watcher.size(); ++r) {
+        if (!HasStarted(w.watcher.rank(r))) waiting.push_back(r);
+      }
+      report_.stalled_ranks = w.watcher.BehindAtStartup(waiting);
+      spawn_ending_ = w.spawning.index;
+      ending_ = LaunchEnding::kStartupTimeout;
+    }
+    return;
+  }
+  CheckHang(w.watcher, std::max(w.last_progress, *w.started), Activities(w));
+  if (ending_) spawn_ending_ = w.spawning.index;
+}
+
 void LaunchRun::DiscountUnobserved(double unobserved_s) {
   const auto by = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(unobserved_s));
   last_progress_ += by;
+  spawns_.Discount(by);
   if (started_at_) *started_at_ += by;
   if (communication_error_at_) *communication_error_at_ += by;
   if (vanished_at_) *vanished_at_ += by;
@@ -533,12 +552,16 @@ bool LaunchRun::SomeRankIsEnding() {
   return any;
 }
 
+std::optional<pid_t> LaunchRun::TracePid(const RankProgress& p) const {
+  if (p.pid && !p.host.empty() && p.host == hostname_) return static_cast<pid_t>(*p.pid);
+  return std::nullopt;
+}
+
 std::optional<pid_t> LaunchRun::LocalPid(int r) const {
   // On several hosts every rank is seen through its node's agent, this host's included: one
   // source for each rank's CPU samples and end.
   if (hosts_) return std::nullopt;
-  const RankProgress& p = watcher_.rank(r);
-  if (p.pid && !p.host.empty() && p.host == hostname_) return static_cast<pid_t>(*p.pid);
+  if (std::optional<pid_t> pid = TracePid(watcher_.rank(r))) return pid;
   if (IsDirect()) {
     for (size_t i = 0; i < commands_.size(); ++i) {
       if (command_rank_[i] == r && !ended_[i]) return pids_[i];
@@ -556,6 +579,13 @@ void LaunchRun::SampleCpu() {
     const std::optional<pid_t> pid = LocalPid(r);
     if (!pid) continue;
     if (const std::optional<double> cpu_s = ProcessTreeCpuSeconds(*pid)) cpu_.Add(r, *pid, now, *cpu_s, keep_s);
+  }
+  if (SpawnWatch::World* w = spawns_.newest(); w && !w->ended) {
+    for (int r = 0; r < w->watcher.size(); ++r) {
+      const std::optional<pid_t> pid = TracePid(w->watcher.rank(r));
+      if (!pid) continue;
+      if (const std::optional<double> cpu_s = ProcessTreeCpuSeconds(*pid)) w->cpu.Add(r, *pid, now, *cpu_s, keep_s);
+    }
   }
   if (!hosts_) return;
   // The agents sample their ranks each second; a sample is dated when it arrived.
@@ -581,13 +611,26 @@ std::vector<RankActivity> LaunchRun::Activities() const {
   return out;
 }
 
+std::vector<RankActivity> LaunchRun::Activities(const SpawnWatch::World& world) const {
+  std::vector<RankActivity> out(static_cast<size_t>(world.watcher.size()));
+  const Clock::time_point now = Clock::now();
+  for (int r = 0; r < world.watcher.size(); ++r) {
+    const RankProgress& p = world.watcher.rank(r);
+    RankActivity& a = out[static_cast<size_t>(r)];
+    a.finished = p.footer;
+    a.in_collective = p.in_collective;
+    if (TracePid(p)) a.cpu_share = world.cpu.ShareOver(r, now, spec_.hang_timeout_s);
+  }
+  return out;
+}
+
 // After start-up, once no rank's trace advanced for hang_timeout_s (counted from the end of
 // start-up at the earliest): a hang when the ranks wait on each other, and after quiet_timeout_s
 // when some rank still computes outside any collective (stall_judgement.h). A rank that stopped
 // while the others still run is a crash or a vanished process, which the checks above report
 // with its own reason.
-void LaunchRun::CheckHang() {
-  const Clock::time_point since = std::max(last_progress_, *started_at_);
+void LaunchRun::CheckHang(const TraceWatcher& watcher, Clock::time_point since,
+                          const std::vector<RankActivity>& activities) {
   const double quiet_for_s = SecondsSince(since);
   if (spec_.hang_timeout_s > 0 && quiet_for_s <= spec_.hang_timeout_s &&
       (spec_.quiet_timeout_s <= 0 || quiet_for_s <= spec_.quiet_timeout_s)) {
@@ -596,7 +639,7 @@ void LaunchRun::CheckHang() {
   // Ranks that all wrote their footer are done training and only exiting (mpirun can take a
   // few seconds to reap them on a loaded machine): that is not a hang unless it lasts.
   bool all_finished = true;
-  for (int r = 0; r < spec_.ranks; ++r) all_finished &= watcher_.rank(r).footer;
+  for (int r = 0; r < watcher.size(); ++r) all_finished &= watcher.rank(r).footer;
   if (all_finished) {
     const double exit_grace_s = std::max(spec_.hang_timeout_s, 10.0);
     if (spec_.hang_timeout_s > 0 && quiet_for_s > spec_.hang_timeout_s + exit_grace_s) {
@@ -606,7 +649,7 @@ void LaunchRun::CheckHang() {
     }
     return;
   }
-  StallVerdict v = JudgeStall(Activities(), quiet_for_s, spec_.hang_timeout_s, spec_.quiet_timeout_s);
+  StallVerdict v = JudgeStall(activities, quiet_for_s, spec_.hang_timeout_s, spec_.quiet_timeout_s);
   if (v.kind == StallKind::kNone) return;
   stall_ = std::move(v);
   quiet_for_s_ = quiet_for_s;
@@ -658,6 +701,7 @@ bool LaunchRun::WatchHosts() {
 void LaunchRun::Watch() {
   if (hosts_ && !WatchHosts()) return;
   if (watcher_.Poll()) last_progress_ = Clock::now();
+  if (spawns_.Poll(Clock::now())) last_progress_ = Clock::now();
   if (hosts_) {
     // A host that stopped answering: its ranks are lost with it, whatever the others do now.
     lost_hosts_ = hosts_->Lost(watcher_);
@@ -711,7 +755,7 @@ void LaunchRun::Watch() {
   // (CheckVanishedRanks): the ranks that stopped moving meanwhile (blocked in a collective with
   // the dead peer) are its victims, not a hang, even when hang_timeout_s is shorter.
   if (vanished_at_) return;
-  CheckHang();
+  CheckHang(watcher_, std::max(last_progress_, *started_at_), Activities());
 }
 
 void LaunchRun::Finish() {
@@ -737,7 +781,12 @@ void LaunchRun::Finish() {
   // had reserved ahead (mapped_append_file.h), so --out holds exactly what was recorded.
   for (int r = 0; r < spec_.ranks; ++r) (void)CutReservedTail(RankTracePath(spec_.trace_dir, r));
   watcher_.Poll();
+  if (SpawnWatch::World* w = spawns_.newest()) {
+    for (int r = 0; r < w->watcher.size(); ++r) (void)CutReservedTail(RankTracePath(w->spawning.dir, r));
+    w->watcher.Poll();
+  }
   report_ = JudgeLaunch(Observation());
+  report_.spawning = spawn_ending_;
 }
 
 LaunchObservation LaunchRun::Observation() const {
@@ -760,6 +809,24 @@ LaunchObservation LaunchRun::Observation() const {
   seen.duration_s = SecondsSince(t0_);
   seen.command = report_.command;
   seen.lost_hosts = lost_hosts_;
+  if (spawn_ending_ > 0) {
+    // The ending is of the spawned world: its ranks, as its traces show them. The launcher stops
+    // them with the launched process; none ended on its own (that would be mp.spawn's crash).
+    const TraceWatcher& spawned = spawns_.newest()->watcher;
+    seen.failed_ranks.clear();
+    seen.ending_ranks.clear();
+    seen.watcher_stalled = spawned.StalledRanks();
+    for (int r = 0; r < spawned.size(); ++r) {
+      RankObservation o;
+      o.progress = spawned.rank(r);
+      o.exit.rank = r;
+      o.exit.host = o.progress.host;
+      o.still_running = !o.progress.footer;
+      o.describe = spawned.Describe(r);
+      seen.ranks.push_back(std::move(o));
+    }
+    return seen;
+  }
   const std::string full_disk = FullDiskError();
   for (int r = 0; r < spec_.ranks; ++r) {
     RankObservation o;

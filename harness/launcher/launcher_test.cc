@@ -799,6 +799,121 @@ TEST(LaunchSpecTest, MissingTorchrunOrAccelerateFailsToLaunch) {
   }
 }
 
+// A program that starts its own ranks (mp.spawn under `lockstep exec --ranks 1`), played by a
+// shell: each spawning gets its folder and spawning.json (as probe/lockstep/_spawn.py makes them),
+// then its two fake ranks with `args`, waited for; the shell itself records nothing. `after` runs
+// once the spawnings are over (the program's own last phase).
+LaunchSpec SpawningProgram(LaunchSpec spec, int spawnings, const std::string& args, const std::string& after = "") {
+  const std::string traces = spec.trace_dir.string();
+  std::string script = "set -e\n";
+  for (int k = 1; k <= spawnings; ++k) {
+    const std::string dir = traces + "/spawn-" + std::to_string(k);
+    script += "mkdir -p " + dir + "\n";
+    script += "echo '{\"spawning\": " + std::to_string(k) + ", \"function\": \"demo\", \"nprocs\": 2}' > " + dir +
+              "/spawning.json.tmp && mv " + dir + "/spawning.json.tmp " + dir + "/spawning.json\n";
+    for (int r = 0; r < 2; ++r) {
+      script += "RANK=" + std::to_string(r) + " WORLD_SIZE=2 LOCKSTEP_EXPECT_WORLD_SIZE=2 " + kFakeRank +
+                " --trace-dir " + dir + " " + args + " &\n";
+    }
+    script += "wait\n";
+  }
+  script += after + "\n";
+  spec.rank_command = {"/bin/sh", "-c", script};
+  return spec;
+}
+
+// Rank 1 of the spawned world blocks before step 2's collective while rank 0 waits in it: a hang
+// of that world, judged after hang_timeout_s as a launched world's is, naming its rank 1. The
+// launched process (its waiting parent) records nothing and is not what hangs.
+TEST_P(LauncherOnlyLocalTest, AHangInASpawnedWorldIsThatWorldsHang) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 1, "--steps 10 --step-ms 20 --hang-rank 1 --hang-step 2");
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 600.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_EQ(report->spawning, 1);
+  ASSERT_EQ(report->ranks.size(), 2u) << "the spawned world's ranks";
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(1));
+  EXPECT_THAT(report->message, HasSubstr("stalled ranks: 1"));
+  EXPECT_THAT(report->message, HasSubstr("rank 0: last step 1; last collective begun: world seq 1 all_reduce (step 2)"));
+  EXPECT_TRUE(report->ranks[0].killed_by_launcher);
+  EXPECT_LT(report->duration_s, 60.0);
+  ExpectNoProcessLeft(spec);
+}
+
+// What the spawned ranks do is read from their own processes, as a launched rank's: rank 0
+// evaluating alone (using CPU) while rank 1 waits for it in the next collective is no hang...
+TEST_P(LauncherOnlyLocalTest, ASpawnedRankThatComputesWhileItsPeerWaitsIsNoHang) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 1, "--steps 4 --step-ms 20 --quiet-step 3 --quiet-rank 0 --quiet-ms 5000");
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 600.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  ExpectNoProcessLeft(spec);
+}
+
+// ...and the same rank blocked (no CPU, no records) is the hang, named.
+TEST_P(LauncherOnlyLocalTest, AnIdleSpawnedRankThatItsPeerWaitsForIsTheHang) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 1,
+                                    "--steps 4 --step-ms 20 --quiet-step 3 --quiet-rank 0 --quiet-ms 60000 --quiet-sleeps");
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 600.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kHang) << report->message;
+  EXPECT_EQ(report->spawning, 1);
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(0));
+  EXPECT_THAT(report->message, HasSubstr("rank 0 neither recorded progress nor used CPU"));
+  EXPECT_LT(report->duration_s, 30.0);
+  ExpectNoProcessLeft(spec);
+}
+
+// Two spawnings that each train for longer than startup_timeout_s, after a quick start-up: the
+// limit is each world's start-up (and the launched process's own phases), not the program's run.
+TEST_P(LauncherOnlyLocalTest, SpawnedWorldsThatTrainPastTheStartUpLimitAreNoTimeout) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 2, "--steps 40 --step-ms 100");
+  spec.hang_timeout_s = 30.0;
+  spec.startup_timeout_s = 3.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kClean) << report->message;
+  EXPECT_EQ(report->spawning, 0);
+  EXPECT_GT(report->duration_s, 2 * spec.startup_timeout_s) << "the program must outlast the limit";
+  ExpectNoProcessLeft(spec);
+}
+
+// A spawned rank that never starts (its step 0 never comes) while its peer has: the spawning's
+// start-up timeout, naming that rank of that world.
+TEST_P(LauncherOnlyLocalTest, ASpawnedRankThatNeverStartsIsItsSpawningsStartUpTimeout) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 1, "--steps 3 --step-ms 10 --startup-rank 1 --startup-ms 600000");
+  spec.startup_timeout_s = 4.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kStartupTimeout) << report->message;
+  EXPECT_EQ(report->spawning, 1);
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(1));
+  EXPECT_THAT(report->message, HasSubstr("start-up timeout: rank 1 had not recorded step 0"));
+  ExpectNoProcessLeft(spec);
+}
+
+// After its spawnings the launched process neither spawns again nor ends: its own phase is
+// bounded by startup_timeout_s, counted from the end of its last spawning, and it is the launched
+// process's ending (spawning 0), not a world's.
+TEST_P(LauncherOnlyLocalTest, ALaunchedProcessStuckAfterItsSpawningsIsBoundedByTheStartUpLimit) {
+  LaunchSpec spec = SpawningProgram(Spec(1, {}), 1, "--steps 3 --step-ms 10", "sleep 600");
+  spec.hang_timeout_s = 1.0;
+  spec.startup_timeout_s = 3.0;
+  auto report = Launch(spec);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->ending, LaunchEnding::kStartupTimeout) << report->message;
+  EXPECT_EQ(report->spawning, 0);
+  ASSERT_EQ(report->ranks.size(), 1u);
+  EXPECT_THAT(report->stalled_ranks, ElementsAre(0));
+  ExpectNoProcessLeft(spec);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, LauncherOnlyLocalTest, ::testing::Values(LauncherKind::kLocal),
                          [](const ::testing::TestParamInfo<LauncherKind>& info) {
                            return std::string(ToString(info.param));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -15,6 +16,29 @@
 #include "harness/launcher/launch_command.h"
 
 namespace lockstep {
+
+bool HasStarted(const RankProgress& p) {
+  return p.last_step.has_value() || p.footer || (p.last_begun && p.last_begun->step >= 1);
+}
+
+std::vector<int> TraceWatcher::BehindAtStartup(const std::vector<int>& waiting) const {
+  std::map<std::string, uint64_t> furthest;
+  for (const RankFile& f : ranks_) {
+    for (const auto& [group, seq] : f.progress.begun_seq_by_group) furthest[group] = std::max(furthest[group], seq);
+  }
+  std::vector<int> behind;
+  for (int r : waiting) {
+    const RankProgress& p = rank(r);
+    bool is_behind = false;
+    for (const auto& [group, seq] : furthest) {
+      auto mine = p.begun_seq_by_group.find(group);
+      // A rank absent from a group other than world may simply not be its member.
+      if (mine == p.begun_seq_by_group.end() ? group == "world" : mine->second < seq) is_behind = true;
+    }
+    if (furthest.empty() || is_behind) behind.push_back(r);
+  }
+  return behind.empty() ? waiting : behind;
+}
 
 TraceWatcher::TraceWatcher(std::filesystem::path trace_dir, int ranks, ProgressCallback on_step)
     : trace_dir_(std::move(trace_dir)), on_step_(std::move(on_step)) {

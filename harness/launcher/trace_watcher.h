@@ -39,6 +39,11 @@ struct RankProgress {
   std::chrono::steady_clock::time_point last_progress{};  // last non-heartbeat record
 };
 
+// Whether a rank has begun training: its step-0 record, its footer, or a collective of its first
+// step (a hang inside step 1, as in Muon's all_gather that one rank skips, is a hang to judge, not
+// a start-up still under way: the collectives before it, a DDP's initial broadcast, are step 0's).
+bool HasStarted(const RankProgress& p);
+
 class TraceWatcher {
  public:
   TraceWatcher(std::filesystem::path trace_dir, int ranks, ProgressCallback on_step = {});
@@ -57,6 +62,11 @@ class TraceWatcher {
   // that leaves none. Without any rank behind, the ranks whose last step is behind the others'.
   // Empty when no rank is behind.
   std::vector<int> StalledRanks() const;
+
+  // Of the ranks `waiting` to start (HasStarted), the ones the others wait for: those behind in
+  // some group, or that never began one the others did (a rank waiting inside a collective
+  // another never began is its victim); `waiting` itself when none is behind.
+  std::vector<int> BehindAtStartup(const std::vector<int>& waiting) const;
 
   // One line per rank: last step, last collective begun and completed.
   std::string Describe(int r) const;

@@ -65,6 +65,10 @@ struct LostHost {
 
 struct LaunchReport {
   LaunchEnding ending = LaunchEnding::kClean;
+  // The spawning (harness/launcher/trace_folder.h) whose world the ending is of, a hang or a
+  // start-up timeout in the world a program started itself (mp.spawn under `exec --ranks 1`):
+  // then `ranks`, `stalled_ranks` and `message` are that world's. 0: the launched ranks'.
+  int spawning = 0;
   std::vector<LostHost> lost_hosts;  // kNodeLost
   std::vector<RankExit> ranks;     // whatever is known per rank
   std::vector<int> stalled_ranks;  // hang: ranks whose trace stopped progressing first;

@@ -10,7 +10,7 @@
 #include "checkers/in_band_comparison.h"
 #include "harness/core/untrusted_input.h"
 #include "harness/launcher/launch_command.h"
-#include "harness/runner/trace_folder.h"
+#include "harness/launcher/trace_folder.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
@@ -321,8 +321,9 @@ ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnin
 // lockstep launched is their launcher, and each spawning is a world of its own, judged as one with
 // the size its ranks declared (trace_folder.h). Every finding, and the reason of a spawning that
 // could not be checked, names its spawning; the program's verdict is the worst of them. The
-// launched process's own ending still counts: a crash that is a spawned rank's (mp.spawn raised) is
-// judged in that rank's world; any other ending of it is judged as its own, demanding no trace.
+// launched process's own ending still counts: an ending the watch found in a spawned world (a hang,
+// a start-up timeout: LaunchReport::spawning) is judged in that world, and so is a crash that is a
+// spawned rank's (mp.spawn raised); any other ending of it is judged as its own, demanding no trace.
 ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& spawnings, ScenarioResult r) {
   // The evidence of one part: e's, without its companion runs (none are made for exec).
   auto part_of = [&e]() {
@@ -344,7 +345,7 @@ ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& sp
   r.reason.clear();
   r.steps = 0;
   std::vector<std::string> reasons;
-  bool crash_placed = false;  // the launcher's crash is a spawned rank's, judged in its world
+  bool placed = false;  // the launch's ending is a spawned world's, judged in that world
   auto take = [&](ScenarioResult part, const std::string& label) {
     if (Severity(part.outcome) > Severity(r.outcome)) r.outcome = part.outcome;
     if (!part.reason.empty()) reasons.push_back(label + ": " + part.reason);
@@ -365,17 +366,22 @@ ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& sp
     world.trace_dir = s.dir;
     world.log_dir.clear();  // the spawned ranks print into the launched process's log
     world.launch.reset();   // their ending is in their traces; the launcher's is judged below
+    if (e.launch && e.launch->spawning == s.index) {
+      world.launch = e.launch;  // the watch's verdict of this world, of its ranks
+      placed = true;
+    }
     // mp.spawn raises in the launcher when a rank it started fails, and the program ends there:
     // the last spawning, if one of its ranks did not end cleanly, is where the crash was. Which
     // rank the launch cannot say (it saw one process); the crash checker names the ranks without
     // their clean-exit footer.
-    if (&s == &spawnings.back() && e.launch && e.launch->ending == LaunchEnding::kCrash && !EveryRankEnded(s)) {
+    if (!placed && &s == &spawnings.back() && e.launch && e.launch->ending == LaunchEnding::kCrash &&
+        !EveryRankEnded(s)) {
       LaunchReport crashed;
       crashed.ending = LaunchEnding::kCrash;
       crashed.message = "torch.multiprocessing.spawn raised in the launched process (its log: " +
                         RankLogPath(e.log_dir, 0).string() + ")";
       world.launch = crashed;
-      crash_placed = true;
+      placed = true;
     }
     world.demand = e.demand;  // exec: every rank stepped; check: a step somewhere
     ScenarioResult part;
@@ -387,7 +393,7 @@ ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& sp
       if (!s.function.empty()) r.findings[i].details["spawned_function"] = s.function;
     }
   }
-  if (e.launch && e.launch->ending != LaunchEnding::kClean && !crash_placed) {
+  if (e.launch && e.launch->ending != LaunchEnding::kClean && !placed) {
     Evidence launcher = part_of();
     launcher.scenario.ranks = launched_ranks > 0 ? launched_ranks : e.scenario.ranks;
     launcher.demand = TraceDemand::kNone;  // the launcher of its ranks writes no trace of its own
@@ -464,17 +470,19 @@ ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnin
   if (std::optional<std::string> refused = RefusedSpawn(e.trace_dir)) return error(*refused);
   r.series = std::move(run->series);
   const std::vector<Spawning> spawnings = follow_spawnings ? SpawningsIn(e.trace_dir) : std::vector<Spawning>{};
-  // The watchdog follows the process it launched, which records no step when it only spawns: its
-  // startup limit is the whole program's, and reaching it says nothing of the spawned ranks.
-  if (!spawnings.empty() && e.launch && e.launch->ending == LaunchEnding::kStartupTimeout) {
+  // The watch follows the newest spawning's world; the launched process itself records nothing, so
+  // each of its own phases outside its spawnings is bounded as a start-up is (launcher.cc).
+  const bool ended_in_a_spawning = !spawnings.empty() && e.launch && e.launch->spawning > 0;
+  if (!spawnings.empty() && e.launch && e.launch->ending == LaunchEnding::kStartupTimeout && !ended_in_a_spawning) {
     return error("the program started its own ranks (" + std::to_string(spawnings.size()) +
-                 (spawnings.size() == 1 ? " spawning" : " spawnings") + " so far, the last " + spawnings.back().Label() +
-                 ") and was stopped at --startup-timeout (" + std::to_string(static_cast<int>(e.scenario.startup_timeout_s)) +
-                 " s): lockstep's watchdog follows the process it launched, which records no step of its own, so "
-                 "the limit covers the whole program; raise --startup-timeout past its running time (a spawned "
-                 "world that hangs is stopped there too)");
+                 (spawnings.size() == 1 ? " spawning" : " spawnings") + ", the last " + spawnings.back().Label() +
+                 ", whose ranks all finished) and then neither started another nor ended within --startup-timeout (" +
+                 std::to_string(static_cast<int>(e.scenario.startup_timeout_s)) +
+                 " s): the launched process records nothing of its own, so each of its phases outside its spawnings "
+                 "(loading, a checkpoint, an evaluation) is bounded as a start-up is; raise --startup-timeout past the "
+                 "longest");
   }
-  if (e.launch) {
+  if (e.launch && !ended_in_a_spawning) {
     if (std::optional<ScenarioResult> ended = VerdictOfEnding(e, *run, r)) return std::move(*ended);
   }
   if (!spawnings.empty()) return JudgeSpawnings(e, spawnings, std::move(r));

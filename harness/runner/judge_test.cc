@@ -7,13 +7,26 @@
 #include <fstream>
 
 #include "harness/core/testing/temp_dir.h"
-#include "harness/runner/trace_folder.h"
+#include "harness/launcher/trace_folder.h"
 #include "harness/trace/trace_writer.h"
 
 namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Step `s` of a one-tensor model whose weights have the digest `digest`.
+StepRecord OneTensorStep(int64_t s, Digest128 digest) {
+  StepRecord step;
+  step.step = s;
+  TensorRecord w;
+  w.name = "w0";
+  w.numel = 4;
+  w.dtype = "float32";
+  w.digest = digest;
+  step.tensors.push_back(w);
+  return step;
+}
 
 // Rank traces with `steps` steps each (0: a header only), the same w0 on every rank.
 void WriteTraces(const fs::path& dir, int ranks, int64_t steps) {
@@ -26,15 +39,7 @@ void WriteTraces(const fs::path& dir, int ranks, int64_t steps) {
     auto writer = TraceWriter::Open(dir / TraceFileName(r), header);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     for (int64_t s = 1; s <= steps; ++s) {
-      StepRecord step;
-      step.step = s;
-      TensorRecord w;
-      w.name = "w0";
-      w.numel = 4;
-      w.dtype = "float32";
-      w.digest = Digest128{static_cast<uint64_t>(s), 7};
-      step.tensors.push_back(w);
-      ASSERT_TRUE((*writer)->WriteStep(step).ok());
+      ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(s, Digest128{static_cast<uint64_t>(s), 7})).ok());
     }
   }
 }
@@ -156,15 +161,8 @@ void WriteSpawning(const fs::path& traces, int k, const std::string& function, i
     auto writer = TraceWriter::Open(dir / TraceFileName(r), header);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     for (int64_t s = 1; s <= steps; ++s) {
-      StepRecord step;
-      step.step = s;
-      TensorRecord w;
-      w.name = "w0";
-      w.numel = 4;
-      w.dtype = "float32";
-      w.digest = Digest128{static_cast<uint64_t>(s), r == odd && s >= from ? 8u : 7u};
-      step.tensors.push_back(w);
-      ASSERT_TRUE((*writer)->WriteStep(step).ok());
+      const Digest128 digest{static_cast<uint64_t>(s), r == odd && s >= from ? 8u : 7u};
+      ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(s, digest)).ok());
     }
     TraceFooter footer;
     footer.steps_completed = steps;
@@ -226,15 +224,7 @@ TEST(JudgeTest, ACrashOfTheLauncherIsPlacedInTheLastSpawningOnTheRankThatDidNotE
     header.backend = "gloo";
     auto writer = TraceWriter::Open(dir.path() / "spawn-2" / TraceFileName(1), header);  // no footer
     ASSERT_TRUE(writer.ok());
-    StepRecord step;
-    step.step = 1;
-    TensorRecord w;
-    w.name = "w0";
-    w.numel = 4;
-    w.dtype = "float32";
-    w.digest = Digest128{1, 7};
-    step.tensors.push_back(w);
-    ASSERT_TRUE((*writer)->WriteStep(step).ok());
+    ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(1, Digest128{1, 7})).ok());
   }
   Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
   e.scenario.checks = {"replica_weights", "crash"};
@@ -252,22 +242,112 @@ TEST(JudgeTest, ACrashOfTheLauncherIsPlacedInTheLastSpawningOnTheRankThatDidNotE
   EXPECT_EQ(r.findings[0].message.rfind("spawning 2 (demo_checkpoint): crash: ", 0), 0u) << r.findings[0].message;
 }
 
-// The watchdog sees the launched process only, which never steps when it spawns: its startup limit
-// reached is no finding about the spawned ranks, and the error says what to raise.
-TEST(JudgeTest, AStartupTimeoutOfAProgramThatSpawnsIsAnErrorNotAFinding) {
+// The launched process records nothing of its own: after its last spawning's ranks finished, a
+// phase of its own that outlasts --startup-timeout (the watch's bound there) is an error saying
+// so, no finding about the spawned ranks.
+TEST(JudgeTest, AStartupTimeoutOfTheLaunchedProcessAfterItsSpawningsIsAnErrorNotAFinding) {
   testing::TempDir dir("lockstep_judge_");
   WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
   Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
   e.scenario.startup_timeout_s = 30;
   LaunchReport stopped;
   stopped.ending = LaunchEnding::kStartupTimeout;
+  stopped.stalled_ranks = {0};
   e.launch = stopped;
   const ScenarioResult r = Judge(e, {});
   EXPECT_EQ(r.outcome, Outcome::kError);
   EXPECT_TRUE(r.findings.empty());
-  EXPECT_NE(r.reason.find("the last spawning 1 (demo_basic)) and was stopped at --startup-timeout (30 s)"),
+  EXPECT_NE(r.reason.find("the last spawning 1 (demo_basic), whose ranks all finished) and then neither started "
+                          "another nor ended within --startup-timeout (30 s)"),
             std::string::npos)
       << r.reason;
+}
+
+// Spawning 2's world as a hang leaves it: rank 0 inside world seq 1 of step 2, rank 1 never began
+// it; neither wrote its footer.
+void WriteHungSpawning(const fs::path& traces) {
+  const fs::path dir = traces / "spawn-2";
+  fs::create_directories(dir);
+  std::ofstream(dir / "spawning.json") << R"({"spawning": 2, "function": "demo_checkpoint", "nprocs": 2})" << "\n";
+  for (int r = 0; r < 2; ++r) {
+    TraceHeader header;
+    header.rank = r;
+    header.world_size = 2;
+    header.backend = "gloo";
+    auto writer = TraceWriter::Open(dir / TraceFileName(r), header);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    for (uint64_t seq = 0; seq < (r == 0 ? 2u : 1u); ++seq) {
+      CollectiveRecord c;
+      c.group = "world";
+      c.seq = seq;
+      c.op = "all_reduce";
+      c.dtype = "float32";
+      c.count = 4;
+      c.step = static_cast<int64_t>(seq) + 1;
+      c.start_s = static_cast<double>(seq);
+      ASSERT_TRUE((*writer)->WriteCollectiveBegin(c).ok());
+      if (seq == 0) ASSERT_TRUE((*writer)->WriteCollectiveEnd("world", 0, 0.5).ok());
+    }
+    ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(1, Digest128{1, 7})).ok());
+  }
+}
+
+// The watch found a hang in spawning 2's world (LaunchReport::spawning): it is judged there, on
+// that world's ranks, and named by its spawning; spawning 1 is judged as before, clean.
+TEST(JudgeTest, AHangTheWatchFoundInASpawnedWorldIsJudgedInThatWorld) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  WriteHungSpawning(dir.path());
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  e.scenario.checks = {"replica_weights", "crash", "hang"};
+  LaunchReport hang;
+  hang.ending = LaunchEnding::kHang;
+  hang.spawning = 2;
+  hang.stalled_ranks = {1};
+  for (int r = 0; r < 2; ++r) {
+    RankExit x;
+    x.rank = r;
+    x.killed_by_launcher = true;
+    hang.ranks.push_back(x);
+  }
+  e.launch = hang;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u) << r.findings.back().message;
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.checker, "hang");
+  EXPECT_EQ(f.ranks, std::vector<int>{1});
+  EXPECT_EQ(f.step, 2);
+  EXPECT_EQ(f.message.rfind("spawning 2 (demo_checkpoint): hang: rank 0 waits in world seq 1", 0), 0u) << f.message;
+  EXPECT_NE(f.message.find("rank 1 never reached it"), std::string::npos) << f.message;
+  EXPECT_EQ(f.details.at("spawning"), "2");
+
+  // The same hang left in the launched process's hands (spawning 0): what the launch saw of its
+  // one process, not the spawned world's ranks.
+  e.launch->spawning = 0;
+  const ScenarioResult launched = Judge(e, {});
+  for (const Finding& g : launched.findings) EXPECT_NE(g.message.rfind("spawning 2", 0), 0u) << g.message;
+}
+
+// A spawned rank that never started: the start-up timeout of its spawning, naming that rank there
+// (a `startup` finding, as in a launched world), not the launched process.
+TEST(JudgeTest, AStartupTimeoutTheWatchFoundInASpawnedWorldNamesItsRank) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  LaunchReport stopped;
+  stopped.ending = LaunchEnding::kStartupTimeout;
+  stopped.spawning = 1;
+  stopped.stalled_ranks = {1};
+  stopped.message = "start-up timeout: rank 1 had not recorded step 0";
+  e.launch = stopped;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].checker, "startup");
+  EXPECT_EQ(r.findings[0].ranks, std::vector<int>{1});
+  EXPECT_EQ(r.findings[0].message.rfind("spawning 1 (demo_basic): ", 0), 0u) << r.findings[0].message;
+  EXPECT_NE(r.reason.find("spawning 1 (demo_basic): start-up timeout: rank 1"), std::string::npos) << r.reason;
 }
 
 // A spawning whose ranks never stepped cannot be checked: the run is an error naming that spawning,

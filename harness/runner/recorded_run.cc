@@ -9,7 +9,7 @@
 #include "harness/result/run_result_json.h"
 #include "harness/runner/judge.h"
 #include "harness/runner/run_directory.h"
-#include "harness/runner/trace_folder.h"
+#include "harness/launcher/trace_folder.h"
 #include "harness/trace/trace_stream.h"
 #include "harness/trace/trace_writer.h"
 

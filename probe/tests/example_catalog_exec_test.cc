@@ -43,7 +43,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_pipeline_dp", "clean_sparse_embedding",
                                            "clean_tp_dp", "compiled_ddp_weight_edit",
                                            "ddp_long_evaluation", "ddp_tutorial_spawn", "ddp_tutorial_spawn_resume_rank0",
-                                           "ema_copy_two_ranks", "fabric_clip_on_rank0_only",
+                                           "early_stop_one_rank_spawn", "ema_copy_two_ranks", "fabric_clip_on_rank0_only",
                                            "fabric_language_model", "forgot_divide", "fsdp2_branch_per_rank", "fsdp2_meta_init", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
                                            "inplace_weight_edit", "lightning_log_on_rank0_only",
@@ -105,6 +105,9 @@ TEST(ExampleCatalogExec, AllreducePeerNeverCalls) { ExecCatalogEntry("allreduce_
 // PyTorch's DDP tutorial spawns three times; its faulty variant is caught in its second spawning.
 TEST(ExampleCatalogExec, DdpTutorialSpawn) { ExecCatalogEntry("ddp_tutorial_spawn"); }
 TEST(ExampleCatalogExec, DdpTutorialSpawnResumeRank0) { ExecCatalogEntry("ddp_tutorial_spawn_resume_rank0"); }
+// A spawned world that hangs: the watchdog follows it (the launched process records nothing while
+// it waits for its ranks) and judges the hang there after --hang-timeout, naming the spawning.
+TEST(ExampleCatalogExec, EarlyStopOneRankSpawn) { ExecCatalogEntry("early_stop_one_rank_spawn"); }
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }

@@ -1,4 +1,4 @@
-#include "harness/runner/trace_folder.h"
+#include "harness/launcher/trace_folder.h"
 
 #include <algorithm>
 #include <map>
@@ -115,6 +115,18 @@ std::vector<Spawning> SpawningsIn(const fs::path& trace_dir) {
   std::vector<Spawning> out;
   for (auto& [k, s] : found) out.push_back(std::move(s));
   return out;
+}
+
+std::optional<Spawning> SpawningBegun(const fs::path& trace_dir, int k) {
+  Spawning s;
+  s.index = k;
+  s.dir = trace_dir / ("spawn-" + std::to_string(k));
+  std::optional<nlohmann::json> said = ReadSmallJson(s.dir / "spawning.json");
+  if (!said) return std::nullopt;
+  s.function = StringField(*said, "function");
+  s.nprocs = IntField(*said, "nprocs");
+  s.world = std::max(1, s.nprocs);
+  return s;
 }
 
 bool EveryRankEnded(const Spawning& spawning) {

@@ -34,6 +34,11 @@ struct Spawning {
 // counts (its ranks' traces are there); a spawning.json that cannot be read leaves function unsaid.
 std::vector<Spawning> SpawningsIn(const std::filesystem::path& trace_dir);
 
+// Spawning k under `trace_dir` once its spawning.json is there (the probe writes it before the
+// spawning's processes start), else nullopt: one file looked up, for the launcher's watch. Its
+// world is nprocs (at least 1): its ranks have declared nothing yet.
+std::optional<Spawning> SpawningBegun(const std::filesystem::path& trace_dir, int k);
+
 // Whether every rank of the spawning's world wrote its clean-exit footer (reads the traces through).
 bool EveryRankEnded(const Spawning& spawning);
 
