@@ -370,18 +370,22 @@ ScenarioResult JudgeSpawnings(const Evidence& e, const std::vector<Spawning>& sp
       world.launch = e.launch;  // the watch's verdict of this world, of its ranks
       placed = true;
     }
-    // mp.spawn raises in the launcher when a rank it started fails, and the program ends there:
-    // the last spawning, if one of its ranks did not end cleanly, is where the crash was. Which
-    // rank the launch cannot say (it saw one process); the crash checker names the ranks without
-    // their clean-exit footer.
-    if (!placed && &s == &spawnings.back() && e.launch && e.launch->ending == LaunchEnding::kCrash &&
+    // A world whose ranks did not all end cleanly crashed. mp.spawn raises in the launcher when a
+    // rank it started fails, and the program ends there: a crash of the launch is the last
+    // spawning's. A world started with multiprocessing.Process raises nothing, and the launched
+    // process may go on (even end cleanly). Which rank the launch cannot say (it saw one process);
+    // the crash checker names the ranks without their clean-exit footer.
+    if (!world.launch && e.launch && (e.launch->ending == LaunchEnding::kClean || e.launch->ending == LaunchEnding::kCrash) &&
         !EveryRankEnded(s)) {
+      const bool raised = !placed && &s == &spawnings.back() && e.launch->ending == LaunchEnding::kCrash;
       LaunchReport crashed;
       crashed.ending = LaunchEnding::kCrash;
-      crashed.message = "torch.multiprocessing.spawn raised in the launched process (its log: " +
-                        RankLogPath(e.log_dir, 0).string() + ")";
+      crashed.message = raised ? "torch.multiprocessing.spawn raised in the launched process (its log: " +
+                                     RankLogPath(e.log_dir, 0).string() + ")"
+                               : "a rank of this world ended without its clean-exit footer, and the launched process "
+                                 "went on (a multiprocessing.Process that fails raises nothing there)";
       world.launch = crashed;
-      placed = true;
+      placed = placed || raised;
     }
     world.demand = e.demand;  // exec: every rank stepped; check: a step somewhere
     ScenarioResult part;

@@ -171,6 +171,17 @@ void WriteSpawning(const fs::path& traces, int k, const std::string& function, i
   }
 }
 
+// Rank 1 of a 2-rank world in `dir` as a crash leaves it: step 1 recorded, no footer.
+void RankDiedAfterStep1(const fs::path& dir) {
+  TraceHeader header;
+  header.rank = 1;
+  header.world_size = 2;
+  header.backend = "gloo";
+  auto writer = TraceWriter::Open(dir / TraceFileName(1), header);
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(1, Digest128{1, 7})).ok());
+}
+
 // `lockstep exec --ranks 1` of a program that spawns its own worlds: the launched process wrote no
 // trace, each spawning is judged as a world of the size its ranks declared, and a finding names
 // its spawning; nothing of one spawning is mixed with another's.
@@ -217,15 +228,7 @@ TEST(JudgeTest, ACrashOfTheLauncherIsPlacedInTheLastSpawningOnTheRankThatDidNotE
   testing::TempDir dir("lockstep_judge_");
   WriteSpawning(dir.path(), 1, "demo_basic", 2, 2);
   WriteSpawning(dir.path(), 2, "demo_checkpoint", 2, 2);
-  {
-    TraceHeader header;
-    header.rank = 1;
-    header.world_size = 2;
-    header.backend = "gloo";
-    auto writer = TraceWriter::Open(dir.path() / "spawn-2" / TraceFileName(1), header);  // no footer
-    ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(1, Digest128{1, 7})).ok());
-  }
+  RankDiedAfterStep1(dir.path() / "spawn-2");
   Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
   e.scenario.checks = {"replica_weights", "crash"};
   LaunchReport crash;
@@ -240,6 +243,28 @@ TEST(JudgeTest, ACrashOfTheLauncherIsPlacedInTheLastSpawningOnTheRankThatDidNotE
   ASSERT_EQ(r.findings.size(), 1u) << r.findings.back().message;
   EXPECT_EQ(r.findings[0].ranks, std::vector<int>{1});
   EXPECT_EQ(r.findings[0].message.rfind("spawning 2 (demo_checkpoint): crash: ", 0), 0u) << r.findings[0].message;
+}
+
+// A world started with multiprocessing.Process raises nothing in the launched process when one of
+// its ranks dies: the program goes on (here to a second world) and exits 0. The world whose rank
+// ended without its clean-exit footer crashed, whatever the launch's ending says.
+TEST(JudgeTest, AWorldWhoseRankDiedIsACrashEvenWhenTheLaunchedProcessWentOn) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteSpawning(dir.path(), 1, "init_process", 2, 2);
+  WriteSpawning(dir.path(), 2, "init_process", 2, 2);
+  RankDiedAfterStep1(dir.path() / "spawn-1");
+  Evidence e = Recorded(dir.path(), 1, TraceDemand::kEveryRankSteps);
+  e.scenario.checks = {"replica_weights", "crash"};
+  LaunchReport clean;
+  clean.ending = LaunchEnding::kClean;
+  e.launch = clean;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail) << r.reason;
+  ASSERT_EQ(r.findings.size(), 1u) << r.findings.back().message;
+  EXPECT_EQ(r.findings[0].checker, "crash");
+  EXPECT_EQ(r.findings[0].ranks, std::vector<int>{1});
+  EXPECT_EQ(r.findings[0].message.rfind("spawning 1 (init_process): crash: ", 0), 0u) << r.findings[0].message;
+  EXPECT_NE(r.findings[0].message.find("the launched process went on"), std::string::npos) << r.findings[0].message;
 }
 
 // The launched process records nothing of its own: after its last spawning's ranks finished, a

@@ -111,6 +111,10 @@ class _State:
         # thread): what bench/probe_overhead.py reports as the probe's direct cost.
         self.busy_s = 0.0
         self.busy_cpu_s = 0.0
+        # The process that opened the session (a process forked from it holds a copy it must not
+        # end), and whether its end was recorded (_at_exit runs once).
+        self.session_pid = None
+        self.ended = False
 
 
 _STATE = _State()
@@ -167,11 +171,19 @@ def open_trace(torch, trace_dir=None):
                 "torch_nccl": _nccl_version(torch),
             },
         }
+        # A rank of a world the program started itself (multiprocessing.Process): its spawning's folder.
+        from lockstep import _spawn
+
+        try:
+            trace_dir = _spawn.self_started_trace_dir(dist, trace_dir)
+        except Exception as e:  # noqa: BLE001 -- the store failed: the plain folder, which exec reports
+            _say("cannot agree on a spawning folder with the other ranks: %s: %s" % (type(e).__name__, e))
         path = os.path.join(trace_dir, ext.trace_file_name(rank))
         try:
             st.session = ext.open_session(path, header)
         except RuntimeError as e:
             raise ProbeError(str(e)) from None
+        st.session_pid = os.getpid()
         from lockstep import _replicas
 
         st.replicas = _replicas.ReplicaGroups(st.session, dist.get_world_size())
@@ -241,10 +253,11 @@ def explain_no_trace():
             return
     except Exception:  # noqa: BLE001
         pass
-    # The launcher of its own ranks (mp.spawn): they wrote the traces, in spawn-<k>/ (_spawn.py).
+    # The launcher of its own ranks (mp.spawn, multiprocessing.Process): they wrote the traces, in
+    # spawn-<k>/ (_spawn.py).
     from lockstep import _spawn
 
-    if _spawn.spawned():
+    if _spawn.spawned(_trace_dir()):
         return
     torch = sys.modules.get("torch")
     dist = getattr(torch, "distributed", None) if torch is not None else None
@@ -290,8 +303,21 @@ def _chain_excepthook():
     sys.excepthook = hook
 
 
+def end_of_process():
+    """The end of a process multiprocessing started, once it has run (_spawn.py): under the fork
+    start method it leaves by os._exit, without the exit handlers, so the trace's last record and
+    footer are written here. Only by the process that opened the trace, not by one forked from it
+    (a data loader's worker)."""
+    st = _STATE
+    if st.session is not None and st.session_pid == os.getpid():
+        _at_exit()
+
+
 def _at_exit():
     st = _STATE
+    if st.ended:
+        return
+    st.ended = True
     if st.session is None or st.failed is not None:
         _let_go()
         return

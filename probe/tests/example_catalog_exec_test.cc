@@ -43,6 +43,7 @@ TEST(ExampleCatalogExec, EveryExampleIsRunHere) {
                                            "clean_pipeline_dp", "clean_sparse_embedding",
                                            "clean_tp_dp", "compiled_ddp_weight_edit",
                                            "ddp_long_evaluation", "ddp_tutorial_spawn", "ddp_tutorial_spawn_resume_rank0",
+                                           "dist_tuto_processes", "dist_tuto_processes_bad_sample",
                                            "early_stop_one_rank_spawn", "ema_copy_two_ranks", "fabric_clip_on_rank0_only",
                                            "fabric_language_model", "forgot_divide", "fsdp2_branch_per_rank", "fsdp2_meta_init", "group_churn",
                                            "hsdp_replica_seed", "hsdp_skipped_allreduce",
@@ -108,6 +109,21 @@ TEST(ExampleCatalogExec, DdpTutorialSpawnResumeRank0) { ExecCatalogEntry("ddp_tu
 // A spawned world that hangs: the watchdog follows it (the launched process records nothing while
 // it waits for its ranks) and judges the hang there after --hang-timeout, naming the spawning.
 TEST(ExampleCatalogExec, EarlyStopOneRankSpawn) { ExecCatalogEntry("early_stop_one_rank_spawn"); }
+// Ranks started with multiprocessing.Process, one per rank (PyTorch's "Writing Distributed
+// Applications" tutorial): each finds its spawning's folder at init_process_group; a rank that dies
+// is a crash of that world although the program exits 0.
+TEST(ExampleCatalogExec, DistTutoProcesses) { ExecCatalogEntry("dist_tuto_processes"); }
+TEST(ExampleCatalogExec, DistTutoProcessesBadSample) { ExecCatalogEntry("dist_tuto_processes_bad_sample"); }
+// The same under the fork start method, with a Process subclass whose run() is its own: its
+// processes leave by os._exit (no exit handlers) and bypass Process.run; the probe's cases.
+TEST(ExampleCatalogExec, SelfStartedForkedProcesses) {
+  probe::ExecCatalogEntry(fs::path(LOCKSTEP_SOURCE_DIR) / "probe" / "tests" / "programs", "example_catalog_exec_test",
+                          "self_started_fork");
+}
+TEST(ExampleCatalogExec, SelfStartedForkedProcessThatRaises) {
+  probe::ExecCatalogEntry(fs::path(LOCKSTEP_SOURCE_DIR) / "probe" / "tests" / "programs", "example_catalog_exec_test",
+                          "self_started_fork_raises");
+}
 // MPI programs (mpi4py) under mpirun: the PMPI recorder, preloaded by exec, sees their MPI calls.
 TEST(ExampleCatalogExec, CleanMpiDdp) { ExecCatalogEntry("clean_mpi_ddp"); }
 TEST(ExampleCatalogExec, SplitInForwardMpi) { ExecCatalogEntry("split_in_forward_mpi"); }
