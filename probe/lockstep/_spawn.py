@@ -25,6 +25,7 @@ the program's fixed port: the spawn is refused instead, before any process start
 (exit 3) with the truth: run it with --ranks 1.
 """
 
+import datetime
 import functools
 import json
 import os
@@ -47,6 +48,7 @@ _LAUNCHED_WORLD_ENV = "LOCKSTEP_EXPECT_WORLD_SIZE"
 # The key under which rank 0 of a world started with multiprocessing.Process tells its peers
 # which spawning they are (in their process group's store).
 _STORE_KEY = "lockstep/spawning"
+_STORE_WAIT_S = 300
 
 
 def _function_name(fn):
@@ -199,11 +201,20 @@ def self_started_trace_dir(dist, trace_dir):
         # Its target, or a Process subclass with a run() of its own.
         process = multiprocessing.current_process()
         target = getattr(process, "_target", None)
-        k, folder = _new_spawning(trace_dir, _function_name(target if target is not None else type(process)),
-                                  dist.get_world_size(), multiprocessing.get_start_method(allow_none=True) or "")
+        try:
+            k, folder = _new_spawning(trace_dir, _function_name(target if target is not None else type(process)),
+                                      dist.get_world_size(), multiprocessing.get_start_method(allow_none=True) or "")
+        except BaseException:
+            store.set(_STORE_KEY, "0")  # the others must not wait for a folder that never comes
+            raise
         store.set(_STORE_KEY, str(k))
     else:
+        # Rank 0 sets it right after the same init_process_group; bounded, so that the probe never
+        # holds the program up: without it, the plain folder (exec then reports the extra ranks).
+        store.wait([_STORE_KEY], datetime.timedelta(seconds=_STORE_WAIT_S))
         k = int(store.get(_STORE_KEY).decode())
+        if k <= 0:
+            raise RuntimeError("rank 0 could not make the spawning's folder")
         folder = os.path.join(trace_dir, "spawn-%d" % k)
     # Its own spawns are left alone, as a spawned rank's are (_wrap).
     os.environ[SPAWNING_ENV] = str(k)
