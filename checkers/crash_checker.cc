@@ -50,13 +50,27 @@ std::vector<Finding> CrashChecker::Check(const CheckContext& context) const {
   if (f.ranks.empty()) {
     // Every rank that died had ended its run: no crash in training.
     if (ending != LaunchEnding::kCrash || teardown_deaths) return {};
-    // The launcher knows a rank died but not which: name the ranks that did not exit cleanly.
+    // The launcher knows a rank died but not which (it saw one process: a program that started
+    // its own ranks): name the ranks that did not exit cleanly, and where their traces stop.
+    std::vector<std::string> where;
     for (size_t r = 0; r < traces.size(); ++r) {
-      if (!traces[r].footer) f.ranks.push_back(static_cast<int>(r));
+      if (traces[r].footer) continue;
+      const int rank = static_cast<int>(r);
+      f.ranks.push_back(rank);
+      const std::optional<int64_t> last = internal::LastStep(traces[r]);
+      if (!last) {
+        where.push_back("rank " + std::to_string(rank) + " before recording any step");
+        continue;
+      }
+      where.push_back("rank " + std::to_string(rank) + " in step " + std::to_string(*last + 1) +
+                      " (last recorded step " + std::to_string(*last) + ")");
+      f.step = f.step ? std::min(*f.step, *last + 1) : *last + 1;
+      f.details["rank" + std::to_string(rank) + "_last_step"] = std::to_string(*last);
     }
     f.message = "crash: the launcher reports a crash without a per-rank exit status; " +
                 (f.ranks.empty() ? std::string("every trace has a clean-exit footer")
-                                 : internal::RankPhrase(f.ranks) + " did not write a clean-exit footer");
+                                 : internal::RankPhrase(f.ranks) + " did not write a clean-exit footer: " +
+                                       internal::JoinCapped(where, 8));
     if (!context.launch.message.empty()) f.message += "; launcher: " + context.launch.message;
     return {f};
   }

@@ -136,6 +136,23 @@ TEST(CrashCheckerTest, ARankThatDiedAfterItsFooterIsLeftToTeardown) {
   EXPECT_EQ(f[0].step, 4);
 }
 
+// A launch that saw one process (a program that started its own ranks) knows a rank died, not
+// which: the ranks without a clean-exit footer are named, with the step their traces stop in.
+TEST(CrashCheckerTest, ACrashWithoutPerRankStatusNamesTheUnfinishedRanksAndTheirStep) {
+  CannedRun run(3, 5);
+  run.launch.ending = LaunchEnding::kCrash;
+  run.launch.ranks.clear();
+  run.Cut(1, 3);
+  auto f = CrashChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(f[0].step, 4);
+  EXPECT_NE(f[0].message.find("rank 1 did not write a clean-exit footer: rank 1 in step 4 (last recorded step 3)"),
+            std::string::npos)
+      << f[0].message;
+  EXPECT_EQ(f[0].details.at("rank1_last_step"), "3");
+}
+
 TEST(CrashCheckerTest, ExitCodesAndSeveralRanks) {
   CannedRun run(4, 5);
   run.Cut(3, 0);
