@@ -1,8 +1,9 @@
-// The launcher's watch of a program that starts its own ranks (torch.multiprocessing.spawn under
-// `lockstep exec --ranks 1`, trace_folder.h). The process lockstep launched records nothing while
-// the ranks it spawned train: their world is the one whose progress says whether the program
-// starts, advances or hangs. One spawning at a time, the newest: mp.spawn returns once its
-// processes have ended, and the program's next spawning gets the next folder.
+// The launcher's watch of a program that starts its own ranks (torch.multiprocessing.spawn, or one
+// multiprocessing.Process per rank, under `lockstep exec --ranks 1`, trace_folder.h). The process
+// lockstep launched records nothing while the ranks it started train: their world is the one whose
+// progress says whether the program starts, advances or hangs. One spawning at a time, the newest:
+// a world's folder appears as it starts (mp.spawn makes it, or the ranks' rank 0 at
+// init_process_group), and the program's next world gets the next folder.
 #pragma once
 
 #include <chrono>
