@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "harness/capture/dtype_name.h"
 #include "harness/capture/tensor_digest.h"
@@ -15,7 +16,9 @@ namespace lockstep {
 
 void MultiTensorDigest::Clear() {
   entries_.clear();
+  repeatable_ = true;
   copies_.clear();
+  storages_.clear();
   device_norms_.clear();
 }
 
@@ -57,7 +60,9 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
       e.device_norm = static_cast<int64_t>(device_norms_.size()) - 1;
     }
     if (!in_place) copies_.push_back(t);
+    if (in_place) storages_.push_back(t.storage());
     e.copied = !in_place;
+    if (e.copied || e.device_norm >= 0) repeatable_ = false;
     entries_.push_back(e);
     return;
   }
@@ -67,6 +72,7 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     e.where = Where::kDone;
     e.digest = DigestTensor(tensor);
     e.norm = TensorL2Norm(tensor);
+    if (tensor.defined()) repeatable_ = false;
     entries_.push_back(e);
     return;
   }
@@ -82,12 +88,24 @@ void MultiTensorDigest::Add(const torch::Tensor& tensor) {
     e.squares = SquaredAsOf(tensor.scalar_type());  // summed in Run's pass, unless kNone
     if (e.squares == SquaredAs::kNone) e.norm = TensorL2Norm(tensor);
   }
+  if (e.copied || e.squares == SquaredAs::kNone) repeatable_ = false;
+  if (!e.copied) storages_.push_back(t->storage());
   e.where = Where::kHost;
   // const_data_ptr: a read, which must not materialize a copy-on-write storage.
   e.data = static_cast<const unsigned char*>(t->const_data_ptr());
   e.nbytes = static_cast<size_t>(t->numel()) * t->element_size();
   e.seed = SeedFor(i, t->scalar_type(), t->sizes(), e.nbytes);
   entries_.push_back(e);
+}
+
+bool MultiTensorDigest::SameEntry(size_t i, const MultiTensorDigest& other) const {
+  const Entry& a = entries_[i];
+  const Entry& b = other.entries_[i];
+  if (a.where != b.where || a.copied != b.copied || a.data != b.data || a.nbytes != b.nbytes || a.seed != b.seed ||
+      a.squares != b.squares || a.device != b.device || (a.device_norm < 0) != (b.device_norm < 0)) {
+    return false;
+  }
+  return a.where != Where::kDone || (a.digest == b.digest && std::memcmp(&a.norm, &b.norm, sizeof(double)) == 0);
 }
 
 std::optional<BufferPlace> MultiTensorDigest::AsBuffers(std::vector<CaptureBuffer>& buffers) const {

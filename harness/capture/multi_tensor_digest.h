@@ -67,6 +67,17 @@ class MultiTensorDigest {
   // otherwise nullopt, and only Run() can digest the list. The same digests and norms either way.
   std::optional<BufferPlace> AsBuffers(std::vector<CaptureBuffer>& buffers) const;
 
+  // Whether Run() may digest the list again with no Add(): every tensor added is undefined, or is
+  // read where it lies with its norm summed in Run() (no copy was made and no norm computed in
+  // Add(), which would hold the values of when it was added). Its tensors must then still be where
+  // and what they were (the same storage, shape and dtype); their values may have changed.
+  bool Repeatable() const { return repeatable_; }
+
+  // Whether position i of this list and of `other` are read alike: the same bytes (where, how
+  // many, which device), the same descriptor seed and kind of squares, or the same digest and norm
+  // set in Add(). Both lists need not have run.
+  bool SameEntry(size_t i, const MultiTensorDigest& other) const;
+
   size_t size() const { return entries_.size(); }
   // Valid after Run(): equal to DigestTensor(tensor) and TensorL2Norm(tensor) of the i-th tensor.
   const Digest128& digest(size_t i) const { return entries_[i].digest; }
@@ -108,8 +119,12 @@ class MultiTensorDigest {
   uint64_t SeedFor(size_t i, c10::ScalarType dtype, c10::IntArrayRef sizes, size_t nbytes);
 
   std::vector<Entry> entries_;
+  bool repeatable_ = true;  // Repeatable()
   std::vector<SeedCache> seeds_;
   std::vector<torch::Tensor> copies_;  // host-contiguous copies of the tensors not readable in place
+  // The storage of every tensor read in place: a list digested again (Repeatable) never reads freed
+  // memory, even where its caller's word that the tensors are the same was wrong.
+  std::vector<c10::Storage> storages_;
   std::vector<Digest128> chunks_;     // the chunk digests of a tensor over 1 MiB
   std::string descriptor_;
   std::vector<torch::Tensor> device_norms_;  // kDevice entries' norms, queued on the device (other dtypes)

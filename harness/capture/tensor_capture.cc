@@ -1,5 +1,6 @@
 #include "harness/capture/tensor_capture.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,7 @@ void TensorCapture::Begin(std::vector<TensorRecord>& records) {
   same_layout_ = false;  // no id came with them to say what they hold
   step_ = nullptr;
   finished_ = false;
+  digested_ = false;
   records_ = &records;
   size_ = 0;
   digests_.Clear();
@@ -88,7 +90,40 @@ Status TensorCapture::Finish() {
     records[i].norm = digests_.norm(i);
   }
   Close();
+  digested_ = true;
   return Status::Ok();
+}
+
+bool TensorCapture::CanRepeat(const StepRecord& record) const {
+  return finished_ && digested_ && step_ == &record && records_ == &record.tensors && record.layout_id == layout_id_ &&
+         record.tensors.size() == size_ && digests_.Repeatable();
+}
+
+Status TensorCapture::Repeat(StepRecord& record) {
+  record.layout_id = 0;
+  finished_ = false;
+  LOCKSTEP_RETURN_IF_ERROR(digests_.Run());
+  for (size_t i = 0; i < size_; ++i) {
+    record.tensors[i].digest = digests_.digest(i);
+    record.tensors[i].norm = digests_.norm(i);
+  }
+  record.layout_id = layout_id_;
+  finished_ = true;
+  return Status::Ok();
+}
+
+std::optional<size_t> TensorCapture::FirstDifference(const TensorCapture& other) const {
+  const size_t n = std::min(size_, other.size_);
+  for (size_t i = 0; i < n; ++i) {
+    const TensorRecord& a = (*records_)[i];
+    const TensorRecord& b = (*other.records_)[i];
+    if (a.name != b.name || a.kind != b.kind || a.numel != b.numel || a.dtype != b.dtype ||
+        a.replicated != b.replicated || a.group != b.group || !digests_.SameEntry(i, other.digests_)) {
+      return i;
+    }
+  }
+  if (size_ != other.size_) return n;
+  return std::nullopt;
 }
 
 void TensorCapture::FinishLater() {

@@ -51,6 +51,23 @@ class TensorCapture {
   // tensors, in order. Fails only on a CUDA error (device tensors).
   Status Finish();
 
+  // Whether Repeat(record) can take the last list again into `record`: the last list was begun on
+  // `record` and ended with a Finish() that succeeded, and MultiTensorDigest::Repeatable().
+  bool CanRepeat(const StepRecord& record) const;
+  // Instead of Begin(record), Add() of each tensor and Finish(): digests and norms the last list's
+  // tensors again into `record`, which keeps its descriptions and layout id. The caller vouches
+  // that they are the same tensors, with the same storage, shape and dtype (Trainer::StateEpoch);
+  // only their values may have changed. No per-tensor bookkeeping: the one pass over the bytes.
+  // Requires CanRepeat(record). Fails only on a CUDA error, leaving no layout id.
+  Status Repeat(StepRecord& record);
+
+  // The first position where this capture's last list and `other`'s differ: in a record's
+  // description (name, kind, element count, dtype, replication, group), or in where and how its
+  // tensor is read (MultiTensorDigest::SameEntry); the shorter list's size when one is longer;
+  // nullopt when they are the same list. Values are not compared: a list ended by FinishLater()
+  // will do. What checks a Repeat()'s word (StepRecorder).
+  std::optional<size_t> FirstDifference(const TensorCapture& other) const;
+
   // Instead of Finish(), for a device that digests the list later (capture_pipeline.h): the list's
   // buffers and their place when a CaptureDevice can read them all where they are
   // (MultiTensorDigest::AsBuffers), else nullopt. Changes nothing: Finish() or FinishLater() follows.
@@ -70,7 +87,8 @@ class TensorCapture {
   // last Finish() left: the layout is the last list's so far.
   bool same_layout_ = false;
   StepRecord* step_ = nullptr;  // Begin(StepRecord&)'s record, whose layout_id Finish() sets
-  bool finished_ = false;       // the last list ended with a Finish() that succeeded
+  bool finished_ = false;       // the last list ended (Finish() that succeeded, or FinishLater())
+  bool digested_ = false;       // by a Finish() that succeeded
   uint64_t layout_id_ = 0;      // the last id Finish() gave
 };
 

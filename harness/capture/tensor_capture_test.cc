@@ -204,6 +204,92 @@ TEST(TensorCaptureTest, FinishLaterDescribesTheTensorsAndKeepsTheLayoutIdsRule) 
   EXPECT_EQ(record.tensors[0].digest, DigestTensor(w.t()));
 }
 
+// Lists `tensors` (named t0, t1, ...) into `record` and digests them.
+void ListInto(TensorCapture& capture, StepRecord& record, const std::vector<torch::Tensor>& tensors) {
+  capture.Begin(record);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    ASSERT_TRUE(capture.Add("t" + std::to_string(i), TensorKind::kParam, tensors[i], true).ok());
+  }
+  ASSERT_TRUE(capture.Finish().ok());
+}
+
+// Repeat() digests the last list's tensors where they lie: after in-place changes, the records are
+// what a new list would give (the per-tensor definition), with the descriptions and layout id kept.
+TEST(TensorCaptureTest, ARepeatRecordsTheTensorsValuesAsTheyAreNow) {
+  torch::manual_seed(7);
+  const std::vector<torch::Tensor> tensors = {torch::randn({16, 8}), torch::arange(6, torch::kInt64),
+                                              torch::randn({5}).to(torch::kBFloat16), torch::Tensor(),
+                                              torch::randn({300000})};  // over one 1 MiB chunk
+  TensorCapture capture;
+  StepRecord record;
+  ListInto(capture, record, tensors);
+  const uint64_t layout = record.layout_id;
+  ASSERT_TRUE(capture.CanRepeat(record));
+  for (int round = 0; round < 3; ++round) {
+    for (const torch::Tensor& t : tensors) {
+      if (t.defined()) t.add_(1);
+    }
+    ASSERT_TRUE(capture.Repeat(record).ok());
+    EXPECT_EQ(record.layout_id, layout);
+    ASSERT_EQ(record.tensors.size(), tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      Result<TensorRecord> want = MakeTensorRecord("t" + std::to_string(i), TensorKind::kParam, tensors[i], true);
+      ASSERT_TRUE(want.ok());
+      EXPECT_EQ(record.tensors[i].name, want->name);
+      EXPECT_EQ(record.tensors[i].dtype, want->dtype);
+      EXPECT_EQ(record.tensors[i].digest, want->digest) << "round " << round << " t" << i;
+      EXPECT_EQ(Bits(record.tensors[i].norm), Bits(want->norm)) << "round " << round << " t" << i;
+    }
+  }
+}
+
+// Only a list read where its tensors lie, with its norms summed in the pass, can be repeated, and
+// only into the record it went into: a view (read from a copy), a complex tensor (LibTorch's norm,
+// taken when it was added), another record, or a list that did not finish cannot.
+TEST(TensorCaptureTest, OnlyAFinishedListReadInPlaceCanBeRepeatedIntoItsRecord) {
+  const torch::Tensor w = torch::randn({6, 4});
+  TensorCapture capture;
+  StepRecord record;
+  ListInto(capture, record, {w});
+  EXPECT_TRUE(capture.CanRepeat(record));
+  StepRecord other = record;  // the same descriptions and id, but not the record the list went into
+  EXPECT_FALSE(capture.CanRepeat(other));
+
+  ListInto(capture, record, {w, w.t()});
+  EXPECT_FALSE(capture.CanRepeat(record)) << "a view is read from a copy made when it was added";
+  ListInto(capture, record, {w, torch::randn({3}, torch::kComplexFloat)});
+  EXPECT_FALSE(capture.CanRepeat(record)) << "a complex tensor's norm was taken when it was added";
+
+  capture.Begin(record);
+  ASSERT_TRUE(capture.Add("t0", TensorKind::kParam, w, true).ok());
+  EXPECT_FALSE(capture.CanRepeat(record)) << "a list not finished";
+  capture.FinishLater();
+  EXPECT_FALSE(capture.CanRepeat(record)) << "a list ended without its digests";
+}
+
+// FirstDifference tells two lists of the same tensors from lists where one tensor has other storage
+// (even with the same values), another name or dtype, or where one list is longer.
+TEST(TensorCaptureTest, FirstDifferenceFindsTheFirstTensorListedOtherwise) {
+  const torch::Tensor a = torch::randn({4, 4});
+  const torch::Tensor b = torch::randn({8});
+  auto listed = [](std::vector<std::pair<std::string, torch::Tensor>> items) {
+    auto capture = std::make_unique<TensorCapture>();
+    auto record = std::make_unique<StepRecord>();
+    capture->Begin(*record);
+    for (const auto& [name, t] : items) EXPECT_TRUE(capture->Add(name, TensorKind::kParam, t, true).ok());
+    capture->FinishLater();
+    return std::make_pair(std::move(capture), std::move(record));
+  };
+  const auto base = listed({{"a", a}, {"b", b}});
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b}}).first), std::nullopt);
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b.clone()}}).first), std::optional<size_t>(1));
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"x", a}, {"b", b}}).first), std::optional<size_t>(0));
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b.view(torch::kInt32)}}).first),
+            std::optional<size_t>(1));
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}}).first), std::optional<size_t>(1));
+  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b}, {"c", b}}).first), std::optional<size_t>(2));
+}
+
 // A tensor LibTorch cannot read (a meta tensor has no bytes to copy): an error naming it.
 TEST(TensorCaptureTest, ATensorThatCannotBeReadIsAnErrorNamingIt) {
   TensorCapture capture;

@@ -191,6 +191,19 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   // a profiler each costs a flag test.
   RECORD_USER_SCOPE("lockstep.capture");
   SetStepFields(step, stats, wall_s, record);
+  const uint64_t epoch = trainer.StateEpoch();
+  if (epoch == listed_epoch_ && capture_.CanRepeat(record)) {
+    // The trainer vouches that its state is the tensors of the last list (issue 47): the one pass
+    // over their bytes, and no per-tensor bookkeeping.
+    LOCKSTEP_RETURN_IF_ERROR(capture_.Repeat(record).WithContext("digesting step " + std::to_string(step)));
+    ++repeats_;
+    if (repeats_ <= kRepeatsCheckedFirst || repeats_ % kRepeatCheckEvery == 0) {
+      return CheckRepeat(trainer, step);
+    }
+    return Status::Ok();
+  }
+  listed_epoch_ = 0;
+  repeats_ = 0;
   // The records kept from the last step are reused (issue 38): names, kinds and dtypes tensor by
   // tensor, then the bytes of all tensors in one pass (harness/capture/tensor_capture.h).
   capture_.Begin(record);  // and its layout_id, which spares the writer its comparison
@@ -200,7 +213,29 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   });
   if (error.ok()) error = capture_.Finish();
   if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  listed_epoch_ = epoch;
   return Status::Ok();
+}
+
+Status StepRecorder::CheckRepeat(Trainer& trainer, int64_t step) {
+  // The state listed anew, beside, without its digests: a trainer that replaced a tensor without a
+  // new epoch would otherwise have its old storage digested, unseen (even with the same values).
+  // That is lockstep's own fault: exit 3.
+  check_capture_.Begin(check_record_);
+  Status error;
+  trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
+    if (error.ok()) error = check_capture_.Add(name, kind, t, replicated);
+  });
+  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  check_capture_.FinishLater();
+  const std::optional<size_t> at = capture_.FirstDifference(check_capture_);
+  if (!at) return Status::Ok();
+  listed_epoch_ = 0;  // the next step lists its state anew
+  const std::vector<TensorRecord>& listed = check_record_.tensors;
+  const std::string which = *at < listed.size() ? listed[*at].name : "a tensor no longer there";
+  return InternalError("step " + std::to_string(step) + ": the trainer's state changed without a new state epoch (" +
+                       which + ", position " + std::to_string(*at) +
+                       "): the capture repeated a list that no longer describes it");
 }
 
 Status StepRecorder::Write(const StepRecord& record) {

@@ -25,9 +25,15 @@ class StepRecorder : public CollectiveListener {
   // Digests the trainer's state as step `step` into `record`, in one pass over all its tensors
   // (MultiTensorDigest: the same digests and norms as MakeTensorRecord of each). `record` is
   // overwritten, reusing its storage: a caller that keeps one record for every step allocates
-  // nothing per tensor once the tensors' names have been seen.
+  // nothing per tensor once the tensors' names have been seen. While the trainer's StateEpoch()
+  // is the one of the last capture into the same record, the state is not listed again: the
+  // last list's tensors are digested where they lie (TensorCapture::Repeat). The first repeats
+  // after each listing, and one in kRepeatCheckEvery after, are checked against the state listed
+  // anew: a trainer that broke its word is an internal error naming the tensor.
   Status Capture(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s, StepRecord& record);
   Status Write(const StepRecord& record);
+  // How many captures in a row, up to the last, repeated the last list (0: the last one listed).
+  int64_t repeats() const { return repeats_; }
 
   // The asynchronous capture of a step's CUDA tensors (issue 47, item 3; harness/capture), which
   // lockstep-rank uses only when LOCKSTEP_ASYNC_CAPTURE=1 (docs/PERFORMANCE.md): the digests and
@@ -59,8 +65,19 @@ class StepRecorder : public CollectiveListener {
   const Status& status() const { return status_; }
 
  private:
+  static constexpr int64_t kRepeatsCheckedFirst = 2;
+  static constexpr int64_t kRepeatCheckEvery = 32;
+
+  // Whether capture_'s list, which the step's capture repeated, is the state listed anew: the same
+  // records' descriptions, each tensor read at the same place as the same bytes.
+  Status CheckRepeat(Trainer& trainer, int64_t step);
+
   TraceWriter* writer_;
   TensorCapture capture_;  // its buffers and descriptor seeds serve every step
+  uint64_t listed_epoch_ = 0;  // the trainer's StateEpoch() when capture_'s list was made (0: none)
+  int64_t repeats_ = 0;        // captures that repeated that list
+  TensorCapture check_capture_;  // CheckRepeat's list, and its records' descriptions
+  StepRecord check_record_;
   struct AsyncCapture;  // the pipeline, its device, and the records waiting for their results
   std::unique_ptr<AsyncCapture> async_;
   int64_t last_async_step_written_ = -1;

@@ -128,6 +128,86 @@ TEST(StepRecorderTest, AKeptRecordIsOverwrittenWhole) {
   EXPECT_EQ(record.tensors[0].group, nullptr);
 }
 
+// A capture that repeats the last list (the trainer's state epoch kept) records what the per-tensor
+// path records, step after step, past the first repeat checked again (kRepeatCheckEvery: 32),
+// and lists the state only at step 0 and step 1.
+TEST(StepRecorderTest, RepeatedCapturesRecordWhatThePerTensorPathRecords) {
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.ranks = 2;
+  scenario.steps = 40;
+  scenario.optimizer.kind = OptimizerKind::kAdamW;
+  scenario.model.norm = NormKind::kBatchNorm;  // an int64 buffer too
+  std::vector<std::unique_ptr<RankCapture>> ranks;
+  for (int r = 0; r < scenario.ranks; ++r) ranks.push_back(std::make_unique<RankCapture>());
+  trainer_testing::Train(scenario, {}, [&](int rank, int64_t step, Trainer& trainer) {
+    RankCapture& rc = *ranks[rank];
+    Status captured = rc.recorder.Capture(trainer, step, nullptr, 1.0, rc.record);
+    ASSERT_TRUE(captured.ok()) << captured.ToString();
+    EXPECT_EQ(rc.recorder.repeats(), std::max<int64_t>(0, step - 1)) << "rank " << rank << " step " << step;
+    size_t i = 0;
+    trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
+      Result<TensorRecord> want = MakeTensorRecord(name, kind, t, replicated);
+      ASSERT_TRUE(want.ok());
+      ASSERT_LT(i, rc.record.tensors.size());
+      const TensorRecord& got = rc.record.tensors[i++];
+      EXPECT_EQ(got.name, want->name);
+      EXPECT_EQ(got.digest, want->digest) << "rank " << rank << " step " << step << " " << name;
+      EXPECT_EQ(Bits(got.norm), Bits(want->norm)) << "rank " << rank << " step " << step << " " << name;
+    });
+    EXPECT_EQ(i, rc.record.tensors.size());
+    ++rc.steps;
+  });
+  for (int r = 0; r < scenario.ranks; ++r) EXPECT_EQ(ranks[r]->steps, scenario.steps + 1);
+}
+
+// Replaces the storage of the first parameter after the optimizer step of `step`, with its values:
+// a trainer that would break its state epoch's word (nothing of lockstep's does).
+class ReplaceParameterStorage : public TrainingHooks {
+ public:
+  explicit ReplaceParameterStorage(int64_t step) : step_(step) {}
+  void OnAfterOptimizerStep(int64_t step, torch::nn::Module& model) override {
+    if (step != step_) return;
+    torch::NoGradGuard no_grad;
+    torch::Tensor p = model.parameters().front();
+    p.set_data(p.detach().clone());
+  }
+
+ private:
+  int64_t step_;
+};
+
+// The repeats' check: a tensor given new storage under a kept epoch is found at the next repeat
+// checked, even with the same values, as an internal error naming it, and the capture after it
+// lists the state anew.
+TEST(StepRecorderTest, ARepeatOfAListThatNoLongerDescribesTheStateIsAnInternalError) {
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.ranks = 1;
+  scenario.steps = 4;
+  RankCapture rc;
+  std::vector<Status> captured;
+  std::string first_param;
+  trainer_testing::Train(
+      scenario, [](int) { return std::make_unique<ReplaceParameterStorage>(2); },
+      [&](int, int64_t step, Trainer& trainer) {
+        if (step == 0) trainer.VisitState([&](const std::string& name, TensorKind, const torch::Tensor&, bool) {
+          if (first_param.empty()) first_param = name;
+        });
+        captured.push_back(rc.recorder.Capture(trainer, step, nullptr, 1.0, rc.record));
+      });
+  ASSERT_EQ(captured.size(), 5u);
+  for (int64_t step : {0, 1}) EXPECT_TRUE(captured[step].ok()) << step << ": " << captured[step].ToString();
+  // Step 2, the first repeat (checked), read the old storage, which holds the same values.
+  EXPECT_FALSE(captured[2].ok());
+  EXPECT_EQ(captured[2].code(), StatusCode::kInternal);
+  EXPECT_NE(captured[2].message().find("step 2: the trainer's state changed without a new state epoch (" + first_param +
+                                       ", position 0)"),
+            std::string::npos)
+      << captured[2].ToString();
+  EXPECT_TRUE(captured[3].ok()) << captured[3].ToString();
+  EXPECT_TRUE(captured[4].ok()) << captured[4].ToString();
+  EXPECT_EQ(rc.recorder.repeats(), 1);  // step 3 listed the state, step 4 repeated it
+}
+
 // The trace at `file` holds `expected`'s step records, in order, field for field (digests and norms
 // bit for bit), and names, kinds, dtypes and element counts as the reader gives them from the
 // `tensors` records: a layout id kept where it should not be has them wrong.
@@ -265,23 +345,68 @@ TEST(StepRecorderTest, AsyncRecordsInFlightAreReusedWithTheirOwnLayouts) {
 // trainer, over the CUDA capture device on the default stream, writes what the synchronous capture
 // records, step by step, digests and norms bit for bit; the trainer's next step is queued behind the
 // capture's reads (GuardOverwrite), as run_rank.cc orders it.
+// A one-rank trainer of `scenario` on CUDA device 0, its collectives staged through the host.
+struct CudaRank {
+  explicit CudaRank(Scenario s) : scenario(std::move(s)), comm(world.Join(0)) {
+    scenario.ranks = 1;
+    scenario.device = Device::kCuda;
+    groups.world = &comm;
+    groups.slice = &comm;
+    groups.slices = 1;
+  }
+  // Creates and initializes the trainer; false (with a test failure) when it cannot.
+  bool Start() {
+    Result<std::unique_ptr<Trainer>> made = Trainer::Create(scenario, groups, torch::Device(torch::kCUDA, 0), nullptr);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    if (!made.ok()) return false;
+    trainer = std::move(made).value();
+    const Status initialized = trainer->Initialize();
+    EXPECT_TRUE(initialized.ok()) << initialized.ToString();
+    return initialized.ok();
+  }
+  Scenario scenario;
+  ThreadWorld world{1};
+  HostStagingCommunicator comm;
+  ProcessGroups groups;
+  std::unique_ptr<Trainer> trainer;
+};
+
+// The repeated capture on CUDA tensors (the synchronous path's device batch, run again on the
+// list's buffers): every step the per-tensor path's records, bit for bit.
+TEST(CudaStepRecorderTest, RepeatedCapturesRecordWhatThePerTensorPathRecords) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
+  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+  scenario.optimizer.kind = OptimizerKind::kAdamW;
+  scenario.model.norm = NormKind::kBatchNorm;
+  CudaRank rank(scenario);
+  ASSERT_TRUE(rank.Start());
+  StepRecorder recorder(nullptr);
+  StepRecord record;
+  for (int64_t step = 0; step <= 40; ++step) {
+    if (step > 0) ASSERT_TRUE(rank.trainer->Step(step).ok());
+    const Status captured = recorder.Capture(*rank.trainer, step, nullptr, 1.0, record);
+    ASSERT_TRUE(captured.ok()) << captured.ToString();
+    EXPECT_EQ(recorder.repeats(), std::max<int64_t>(0, step - 1)) << "step " << step;
+    size_t i = 0;
+    rank.trainer->VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
+      Result<TensorRecord> want = MakeTensorRecord(name, kind, t, replicated);
+      ASSERT_TRUE(want.ok());
+      ASSERT_LT(i, record.tensors.size());
+      const TensorRecord& got = record.tensors[i++];
+      EXPECT_EQ(got.digest, want->digest) << "step " << step << " " << name;
+      EXPECT_EQ(Bits(got.norm), Bits(want->norm)) << "step " << step << " " << name;
+    });
+    EXPECT_EQ(i, record.tensors.size());
+  }
+}
+
 TEST(CudaStepRecorderTest, AsyncCaptureWritesTheSynchronousRecords) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible to LibTorch";
   const std::string unavailable = StepRecorder::AsyncCaptureUnavailable();
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
-  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
-  scenario.ranks = 1;
-  scenario.device = Device::kCuda;
-  const torch::Device cuda(torch::kCUDA, 0);
-  ThreadWorld world(1);
-  HostStagingCommunicator comm(world.Join(0));
-  ProcessGroups groups;
-  groups.world = &comm;
-  groups.slice = &comm;
-  groups.slices = 1;
-  Result<std::unique_ptr<Trainer>> trainer = Trainer::Create(scenario, groups, cuda, nullptr);
-  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
-  ASSERT_TRUE((*trainer)->Initialize().ok());
+  CudaRank rank(trainer_testing::BaseScenario(ModelKind::kMlp));
+  ASSERT_TRUE(rank.Start());
+  Trainer* const trainer = rank.trainer.get();
   testing::TempDir dir("lockstep_cuda_async_capture_");
   TraceHeader header;
   header.schema = CurrentTraceSchema();
@@ -294,12 +419,12 @@ TEST(CudaStepRecorderTest, AsyncCaptureWritesTheSynchronousRecords) {
     StepStats stats;
     if (step > 0) {
       ASSERT_TRUE(recorder.GuardOverwrite().ok());
-      Result<StepStats> got = (*trainer)->Step(step);
+      Result<StepStats> got = trainer->Step(step);
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       stats = *got;
     }
-    ASSERT_TRUE(sync_recorder.Capture(**trainer, step, &stats, 1.0, expected.emplace_back()).ok());
-    const Status begun = recorder.CaptureAsync(**trainer, step, &stats, 1.0);
+    ASSERT_TRUE(sync_recorder.Capture(*trainer, step, &stats, 1.0, expected.emplace_back()).ok());
+    const Status begun = recorder.CaptureAsync(*trainer, step, &stats, 1.0);
     ASSERT_TRUE(begun.ok()) << begun.ToString();
   }
   ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());

@@ -1,5 +1,6 @@
 #include "harness/trainer/trainer.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "harness/trainer/optimizer_factory.h"
@@ -9,6 +10,16 @@
 #include "harness/trainer/training_hooks.h"
 
 namespace lockstep {
+
+namespace {
+
+// Epochs are never reused, across trainers too (a recorder may see two in one process: tests).
+uint64_t NewStateEpoch() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
 
 Trainer::Trainer(const Scenario& scenario, ProcessGroups groups, torch::Device device, TrainingHooks* hooks)
     : scenario_(scenario), groups_(groups), device_(device), hooks_(hooks) {}
@@ -66,18 +77,23 @@ Status Trainer::Initialize() {
   } catch (const c10::Error& e) {
     return InternalError(std::string("initialization: ") + e.what_without_backtrace());
   }
+  state_epoch_ = NewStateEpoch();
+  last_epoch_ = 0;
   return Status::Ok();
 }
 
 Result<StepStats> Trainer::Step(int64_t step) {
   StepStats stats;
+  state_epoch_ = NewStateEpoch();  // nobody vouches for a step in progress, or one that failed
+  const uint64_t last_epoch = last_epoch_;
+  last_epoch_ = 0;  // nor for the step after one that failed
   try {
     if (hooks_) hooks_->OnStepBegin(step);
     const int accum = scenario_.parallel.grad_accum;
     const int64_t lr_step = step + (hooks_ ? hooks_->LearningRateStepOffset(step) : 0);
     stats.lr = LearningRate(scenario_.optimizer, lr_step);
     for (auto& p : params_) p.mutable_grad() = torch::Tensor();
-    synced_grads_.assign(params_.size(), torch::Tensor());
+    clipped_ = false;
     model_->module().train();
 
     double loss_sum = 0.0;
@@ -107,6 +123,7 @@ Result<StepStats> Trainer::Step(int64_t step) {
     }
 
     torch::NoGradGuard no_grad;
+    bool made = false;  // a tensor of the state made anew this step
     if (zero1_) {
       LOCKSTEP_RETURN_IF_ERROR(zero1_->Step(step, stats.lr, &stats.grad_norm));
     } else {
@@ -119,10 +136,19 @@ Result<StepStats> Trainer::Step(int64_t step) {
         if (coef < 1.0) {
           // Record the synced gradient, not the clipped one: a rank that clips differently then
           // shows as "update diverged", not as "gradient not reduced".
+          synced_grads_.resize(params_.size());
           for (size_t i = 0; i < params_.size(); ++i) {
-            synced_grads_[i] = params_[i].grad().clone();
-            params_[i].grad().mul_(coef);
+            const torch::Tensor& g = params_[i].grad();
+            torch::Tensor& copy = synced_grads_[i];
+            if (copy.defined() && copy.sizes() == g.sizes() && copy.scalar_type() == g.scalar_type()) {
+              copy.copy_(g);
+            } else {
+              copy = g.clone();
+              made = true;
+            }
+            g.mul_(coef);
           }
+          clipped_ = true;
         }
       }
       SetLearningRate(*optimizer_, stats.lr);
@@ -130,6 +156,15 @@ Result<StepStats> Trainer::Step(int64_t step) {
     }
     LOCKSTEP_RETURN_IF_ERROR(SyncBuffers(step));
     if (hooks_) hooks_->OnAfterOptimizerStep(step, model_->module());
+
+    // The same tensors as at the end of the last step: the same epoch (StateEpoch).
+    const size_t state_count = optimizer_ ? optimizer_->state().size() : 0;
+    const bool same = last_epoch != 0 && !zero1_ && !made && ddp_ && ddp_->KeptGradients(step) &&
+                      clipped_ == last_clipped_ && state_count == last_state_count_;
+    if (same) state_epoch_ = last_epoch;
+    last_epoch_ = state_epoch_;
+    last_clipped_ = clipped_;
+    last_state_count_ = state_count;
   } catch (const c10::Error& e) {
     return InternalError("step " + std::to_string(step) + ": " + e.what_without_backtrace());
   }
@@ -162,7 +197,7 @@ void Trainer::VisitState(const TensorVisitor& visit) {
     return;
   }
   for (size_t i = 0; i < params_.size(); ++i) {
-    const torch::Tensor& g = i < synced_grads_.size() && synced_grads_[i].defined() ? synced_grads_[i] : params_[i].grad();
+    const torch::Tensor& g = clipped_ ? synced_grads_[i] : params_[i].grad();
     if (g.defined()) visit(param_names_[i], TensorKind::kGrad, g, true);
   }
   if (optimizer_) {

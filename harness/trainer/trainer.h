@@ -46,6 +46,16 @@ class Trainer {
   Result<StepStats> Step(int64_t step);
   // Parameters, synced gradients, buffers and optimizer state, as they are now.
   void VisitState(const TensorVisitor& visit);
+  // A number that is the same at the end of two steps only when VisitState visits the same
+  // tensors at both: the same objects, with the same storage, shape and dtype, under the same
+  // names, kinds and order (their values change). A capture may keep what it derived from the
+  // tensors (where their bytes are, their records' descriptions) while it stays (issue 47:
+  // StepRecorder::Capture). A new one after Initialize(), at the start of every step (a step that
+  // fails leaves it), and at the end of a step that made or replaced a tensor of the state: the
+  // first step's gradients and optimizer state, the pre-clip copies of the first step that clips
+  // after one that did not (or the other way), every step of zero1 (its gradient shard is a new
+  // tensor each step), a step whose gradients were not the DDP sync's kept ones.
+  uint64_t StateEpoch() const { return state_epoch_; }
 
   Model& model() { return *model_; }
 
@@ -67,7 +77,16 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::vector<std::string> buffer_names_;
   std::vector<torch::Tensor> buffers_;
-  std::vector<torch::Tensor> synced_grads_;  // pre-clip copies, only when clipping changed .grad
+  // Pre-clip copies of the synced gradients, recorded instead of .grad when `clipped_` (this step's
+  // clipping changed .grad); kept and overwritten from step to step.
+  std::vector<torch::Tensor> synced_grads_;
+  bool clipped_ = false;
+  uint64_t state_epoch_ = 0;
+  // At the end of the last step that succeeded: its epoch (0: none since Initialize), whether it
+  // clipped, the optimizer's count of parameters with state.
+  uint64_t last_epoch_ = 0;
+  bool last_clipped_ = false;
+  size_t last_state_count_ = 0;
   std::unique_ptr<DdpGradientSync> ddp_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;  // ddp
   std::unique_ptr<Zero1Optimizer> zero1_;

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "harness/trainer/testing/thread_training.h"
 
@@ -130,6 +133,134 @@ TEST(TrainerTest, BatchNormBuffersStaySynced) {
   bool has_buffer = false;
   for (const auto& [name, digest] : runs[0][1].digests) has_buffer |= name.rfind("buffer:", 0) == 0;
   EXPECT_TRUE(has_buffer);
+}
+
+// What VisitState visits, as the state epoch vouches for it: each tensor's name, kind, object,
+// storage, shape and dtype.
+struct Visited {
+  std::string name;
+  TensorKind kind;
+  const void* impl;
+  const void* data;
+  std::vector<int64_t> sizes;
+  c10::ScalarType dtype;
+  bool operator==(const Visited& o) const {
+    return name == o.name && kind == o.kind && impl == o.impl && data == o.data && sizes == o.sizes && dtype == o.dtype;
+  }
+};
+
+std::vector<Visited> VisitedBy(Trainer& trainer) {
+  std::vector<Visited> out;
+  trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool) {
+    out.push_back(Visited{name, kind, t.defined() ? t.unsafeGetTensorImpl() : nullptr,
+                          t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? t.sizes().vec() : std::vector<int64_t>{},
+                          t.defined() ? t.scalar_type() : c10::ScalarType::Undefined});
+  });
+  return out;
+}
+
+// Each rank's state epoch and visited tensors after every step (index = step).
+struct EpochRun {
+  std::vector<uint64_t> epochs;
+  std::vector<std::vector<Visited>> visited;
+};
+
+std::vector<EpochRun> EpochsOf(const Scenario& s) {
+  std::vector<EpochRun> runs(s.ranks);
+  Train(s, {}, [&](int rank, int64_t, Trainer& trainer) {
+    runs[rank].epochs.push_back(trainer.StateEpoch());
+    runs[rank].visited.push_back(VisitedBy(trainer));
+  });
+  return runs;
+}
+
+// The epoch's word (Trainer::StateEpoch): two steps with the same epoch visit the same tensors.
+// And where it is kept: a DDP run's state is the same tensors from its first step on (the kept
+// gradients, the pre-clip copies, the optimizer state made at step 1), so a capture lists it once;
+// zero1 (a new gradient shard each step) and step 0 against step 1 never share one.
+TEST(TrainerStateEpochTest, AnEpochKeptMeansTheSameTensorsAndDdpKeepsItFromStepOne) {
+  struct Case {
+    const char* name;
+    ParallelMode mode;
+    OptimizerKind optimizer;
+    double clip;
+    int accum;
+    bool batch_norm;
+    bool kept;  // the epoch stays from step 1 on
+  };
+  const Case cases[] = {
+      {"ddp_sgd", ParallelMode::kDdp, OptimizerKind::kSgd, 0.0, 1, false, true},
+      {"ddp_adamw_accum_batchnorm", ParallelMode::kDdp, OptimizerKind::kAdamW, 0.0, 2, true, true},
+      {"ddp_adamw_clip_every_step", ParallelMode::kDdp, OptimizerKind::kAdamW, 1e-6, 1, false, true},
+      {"ddp_adamw_clip_some_steps", ParallelMode::kDdp, OptimizerKind::kAdamW, 0.9, 1, false, false},
+      {"zero1_adamw", ParallelMode::kZero1, OptimizerKind::kAdamW, 0.0, 1, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Scenario s = BaseScenario(ModelKind::kMlp);
+    s.ranks = 2;
+    s.steps = 6;
+    s.parallel.mode = c.mode;
+    s.parallel.grad_accum = c.accum;
+    s.optimizer.kind = c.optimizer;
+    s.optimizer.clip_grad_norm = c.clip;
+    if (c.batch_norm) s.model.norm = NormKind::kBatchNorm;
+    const std::vector<EpochRun> runs = EpochsOf(s);
+    for (int r = 0; r < s.ranks; ++r) {
+      const EpochRun& run = runs[r];
+      ASSERT_EQ(run.epochs.size(), static_cast<size_t>(s.steps + 1));
+      EXPECT_NE(run.epochs[0], run.epochs[1]) << "rank " << r;
+      int kept = 0;
+      for (size_t step = 1; step < run.epochs.size(); ++step) {
+        if (run.epochs[step] != run.epochs[step - 1]) continue;
+        ++kept;
+        EXPECT_TRUE(run.visited[step] == run.visited[step - 1]) << "rank " << r << ": step " << step
+                                                                 << " kept the epoch of a state of other tensors";
+      }
+      if (c.kept) {
+        EXPECT_EQ(kept, s.steps - 1) << "rank " << r;
+      } else if (c.mode == ParallelMode::kZero1) {
+        EXPECT_EQ(kept, 0) << "rank " << r;
+      }
+    }
+  }
+}
+
+// The norm of the gradients VisitState records (the synced ones, before any clipping).
+double RecordedGradNorm(Trainer& trainer) {
+  double sq = 0;
+  trainer.VisitState([&](const std::string&, TensorKind kind, const torch::Tensor& t, bool) {
+    if (kind == TensorKind::kGrad) sq += t.to(torch::kFloat64).pow(2).sum().item<double>();
+  });
+  return std::sqrt(sq);
+}
+
+// A clipping threshold the gradient norm crosses from one step to the next switches what is
+// recorded as the gradients (the pre-clip copies or .grad): a new epoch at each switch.
+TEST(TrainerStateEpochTest, ASwitchBetweenClippedAndUnclippedStepsIsANewEpoch) {
+  Scenario s = BaseScenario(ModelKind::kMlp);
+  s.ranks = 1;
+  s.steps = 10;
+  s.optimizer.kind = OptimizerKind::kAdamW;
+  std::vector<double> norms;  // a run without clipping: the threshold in the norms' range
+  Train(s, {}, [&](int, int64_t step, Trainer& trainer) {
+    if (step > 0) norms.push_back(RecordedGradNorm(trainer));
+  });
+  std::sort(norms.begin(), norms.end());
+  s.optimizer.clip_grad_norm = norms[norms.size() / 2];
+  std::vector<uint64_t> epochs;
+  std::vector<bool> clipped;  // as the trainer decides it (Trainer::Step)
+  Train(s, {}, [&](int, int64_t step, Trainer& trainer) {
+    epochs.push_back(trainer.StateEpoch());
+    clipped.push_back(step > 0 && s.optimizer.clip_grad_norm / (RecordedGradNorm(trainer) + 1e-6) < 1.0);
+  });
+  int switches = 0;
+  for (size_t step = 2; step < epochs.size(); ++step) {
+    if (clipped[step] == clipped[step - 1]) continue;
+    ++switches;
+    EXPECT_NE(epochs[step], epochs[step - 1]) << "step " << step;
+  }
+  EXPECT_GT(switches, 0) << "the threshold never switched clipping on or off: the test shows nothing";
 }
 
 }  // namespace

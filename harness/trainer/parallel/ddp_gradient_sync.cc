@@ -17,6 +17,7 @@ DdpGradientSync::DdpGradientSync(std::vector<torch::Tensor> params, double bucke
   staged_.resize(params_.size());
   synced_.resize(params_.size());
   previous_.resize(params_.size());
+  grads_.resize(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
     const int index = static_cast<int>(i);
     params_[i].register_hook([this, index](torch::Tensor grad) { return OnGradient(index, grad); });
@@ -97,12 +98,22 @@ Status DdpGradientSync::Finish() {
   armed_ = false;
   if (!status_.ok()) return status_;
   const bool stale = hooks_ && hooks_->UseStaleGradients(step_);
+  bool made = false;
   for (size_t i = 0; i < params_.size(); ++i) {
     torch::Tensor g = synced_[i];
     if (stale && previous_[i].defined()) g = previous_[i];  // the last step's buffer, re-applied
-    params_[i].mutable_grad() = g.clone();
+    torch::Tensor& kept = grads_[i];
+    if (kept.defined() && kept.sizes() == g.sizes() && kept.scalar_type() == g.scalar_type() &&
+        kept.device() == g.device()) {
+      kept.copy_(g);
+    } else {
+      kept = g.clone();
+      made = true;
+    }
+    params_[i].mutable_grad() = kept;
     previous_[i] = synced_[i];
   }
+  kept_step_ = made ? -1 : step_;
   return Status::Ok();
 }
 

@@ -29,7 +29,13 @@ class DdpGradientSync {
   void Arm(int64_t step);
   // After backward: reduces the buckets not yet launched (parameters that got no gradient count
   // as zeros) and writes the synced gradients into .grad. Returns the first collective error.
+  // The .grad tensors are this object's own, kept from step to step and overwritten (as DDP's
+  // gradient_as_bucket_view keeps them in its buckets), not new ones each step.
   Status Finish();
+  // Whether step `step`'s Finish() wrote every gradient into the tensor it wrote the last step's
+  // into (none had to be made anew): the state a capture lists is then the same tensors
+  // (Trainer::StateEpoch).
+  bool KeptGradients(int64_t step) const { return kept_step_ == step; }
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
 
@@ -49,6 +55,8 @@ class DdpGradientSync {
   std::vector<torch::Tensor> staged_;        // accumulated local gradient per parameter
   std::vector<torch::Tensor> synced_;        // averaged gradient per parameter
   std::vector<torch::Tensor> previous_;      // last step's synced gradients (stale_grad)
+  std::vector<torch::Tensor> grads_;         // the parameters' .grad, kept and overwritten each step
+  int64_t kept_step_ = -1;                   // the last step whose Finish() made no gradient anew
   std::vector<int> ready_in_bucket_;
   int next_bucket_ = 0;
   Status status_;
