@@ -72,6 +72,8 @@ class MultiTensorDigest {
   // Add(), which would hold the values of when it was added). Its tensors must then still be where
   // and what they were (the same storage, shape and dtype); their values may have changed.
   bool Repeatable() const { return repeatable_; }
+  // The storages of the tensors read where they lie, kept until the next Clear().
+  const std::vector<c10::Storage>& storages() const { return storages_; }
 
   // Whether position i of this list and of `other` are read alike: the same bytes (where, how
   // many, which device), the same descriptor seed and kind of squares, or the same digest and norm

@@ -99,6 +99,11 @@ bool TensorCapture::CanRepeat(const StepRecord& record) const {
          record.tensors.size() == size_ && digests_.Repeatable();
 }
 
+bool TensorCapture::CanRepeatLater(const StepRecord& record) const {
+  return finished_ && layout_id_ != 0 && record.layout_id == layout_id_ && record.tensors.size() == size_ &&
+         digests_.Repeatable();
+}
+
 Status TensorCapture::Repeat(StepRecord& record) {
   record.layout_id = 0;
   finished_ = false;
@@ -112,17 +117,18 @@ Status TensorCapture::Repeat(StepRecord& record) {
   return Status::Ok();
 }
 
-std::optional<size_t> TensorCapture::FirstDifference(const TensorCapture& other) const {
-  const size_t n = std::min(size_, other.size_);
+std::optional<size_t> TensorCapture::FirstDifference(const StepRecord& mine, const TensorCapture& other,
+                                                     const StepRecord& theirs) const {
+  const size_t n = std::min({size_, other.size_, mine.tensors.size(), theirs.tensors.size()});
   for (size_t i = 0; i < n; ++i) {
-    const TensorRecord& a = (*records_)[i];
-    const TensorRecord& b = (*other.records_)[i];
+    const TensorRecord& a = mine.tensors[i];
+    const TensorRecord& b = theirs.tensors[i];
     if (a.name != b.name || a.kind != b.kind || a.numel != b.numel || a.dtype != b.dtype ||
         a.replicated != b.replicated || a.group != b.group || !digests_.SameEntry(i, other.digests_)) {
       return i;
     }
   }
-  if (size_ != other.size_) return n;
+  if (size_ != other.size_ || mine.tensors.size() != size_ || theirs.tensors.size() != other.size_) return n;
   return std::nullopt;
 }
 

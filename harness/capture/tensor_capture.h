@@ -61,12 +61,24 @@ class TensorCapture {
   // Requires CanRepeat(record). Fails only on a CUDA error, leaving no layout id.
   Status Repeat(StepRecord& record);
 
-  // The first position where this capture's last list and `other`'s differ: in a record's
+  // For a device that digests the list later: whether `record` already describes the last list's
+  // tensors (it holds that list's layout id: it was filled by it, or by a list of the same layout
+  // ids vouch for) and the list can be read again where it lies (MultiTensorDigest::Repeatable).
+  // The caller then hands the device the last list's buffers again, under the same word as
+  // Repeat(), and sets the record's digests and norms from the device's results.
+  bool CanRepeatLater(const StepRecord& record) const;
+  // The storages of the last list's tensors read where they lie: what a capture in flight keeps
+  // alive after the list is replaced.
+  const std::vector<c10::Storage>& storages() const { return digests_.storages(); }
+
+  // The first position where this capture's last list, described by `mine` (a record that holds
+  // its layout id), and `other`'s last list, described by `theirs`, differ: in a record's
   // description (name, kind, element count, dtype, replication, group), or in where and how its
   // tensor is read (MultiTensorDigest::SameEntry); the shorter list's size when one is longer;
   // nullopt when they are the same list. Values are not compared: a list ended by FinishLater()
-  // will do. What checks a Repeat()'s word (StepRecorder).
-  std::optional<size_t> FirstDifference(const TensorCapture& other) const;
+  // will do. What checks a repeat's word (StepRecorder).
+  std::optional<size_t> FirstDifference(const StepRecord& mine, const TensorCapture& other,
+                                        const StepRecord& theirs) const;
 
   // Instead of Finish(), for a device that digests the list later (capture_pipeline.h): the list's
   // buffers and their place when a CaptureDevice can read them all where they are

@@ -272,22 +272,32 @@ TEST(TensorCaptureTest, OnlyAFinishedListReadInPlaceCanBeRepeatedIntoItsRecord) 
 TEST(TensorCaptureTest, FirstDifferenceFindsTheFirstTensorListedOtherwise) {
   const torch::Tensor a = torch::randn({4, 4});
   const torch::Tensor b = torch::randn({8});
+  struct Listed {
+    TensorCapture capture;
+    StepRecord record;
+  };
   auto listed = [](std::vector<std::pair<std::string, torch::Tensor>> items) {
-    auto capture = std::make_unique<TensorCapture>();
-    auto record = std::make_unique<StepRecord>();
-    capture->Begin(*record);
-    for (const auto& [name, t] : items) EXPECT_TRUE(capture->Add(name, TensorKind::kParam, t, true).ok());
-    capture->FinishLater();
-    return std::make_pair(std::move(capture), std::move(record));
+    auto l = std::make_unique<Listed>();
+    l->capture.Begin(l->record);
+    for (const auto& [name, t] : items) EXPECT_TRUE(l->capture.Add(name, TensorKind::kParam, t, true).ok());
+    l->capture.FinishLater();
+    return l;
   };
   const auto base = listed({{"a", a}, {"b", b}});
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b}}).first), std::nullopt);
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b.clone()}}).first), std::optional<size_t>(1));
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"x", a}, {"b", b}}).first), std::optional<size_t>(0));
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b.view(torch::kInt32)}}).first),
-            std::optional<size_t>(1));
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}}).first), std::optional<size_t>(1));
-  EXPECT_EQ(base.first->FirstDifference(*listed({{"a", a}, {"b", b}, {"c", b}}).first), std::optional<size_t>(2));
+  auto first_difference = [&](const std::unique_ptr<Listed>& other) {
+    return base->capture.FirstDifference(base->record, other->capture, other->record);
+  };
+  EXPECT_EQ(first_difference(listed({{"a", a}, {"b", b}})), std::nullopt);
+  EXPECT_EQ(first_difference(listed({{"a", a}, {"b", b.clone()}})), std::optional<size_t>(1));
+  EXPECT_EQ(first_difference(listed({{"x", a}, {"b", b}})), std::optional<size_t>(0));
+  EXPECT_EQ(first_difference(listed({{"a", a}, {"b", b.view(torch::kInt32)}})), std::optional<size_t>(1));
+  EXPECT_EQ(first_difference(listed({{"a", a}})), std::optional<size_t>(1));
+  EXPECT_EQ(first_difference(listed({{"a", a}, {"b", b}, {"c", b}})), std::optional<size_t>(2));
+  // A copy of the record describes the list as well (the asynchronous capture's records are
+  // copies of one layout).
+  const StepRecord copy = base->record;
+  const auto same = listed({{"a", a}, {"b", b}});
+  EXPECT_EQ(base->capture.FirstDifference(copy, same->capture, same->record), std::nullopt);
 }
 
 // A tensor LibTorch cannot read (a meta tensor has no bytes to copy): an error naming it.

@@ -45,6 +45,7 @@ struct StepRecorder::AsyncCapture {
   struct Begun {
     StepRecord record;
     std::vector<torch::Tensor> kept;
+    std::vector<c10::Storage> storages;  // a repeated list's (TensorCapture::storages)
   };
   std::deque<Begun> begun;
   std::vector<Begun> spare;  // written, their tensors released
@@ -52,6 +53,9 @@ struct StepRecorder::AsyncCapture {
   int cuda_device = -1;        // the CUDA device `device` captures on (-1: a test's host device)
   std::unique_ptr<CapturePipeline> pipeline;
   std::vector<CaptureBuffer> buffers;
+  // The trainer's StateEpoch() when `buffers` were listed and handed to the device (0: the last
+  // list was not): while it stays, a step hands them again (StepRecorder::Capture's word).
+  uint64_t listed_epoch = 0;
   std::vector<CapturedStep> landed;
 };
 
@@ -109,6 +113,25 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
   }
   StepRecord& record = b.record;
   SetStepFields(step, stats, wall_s, record);
+  const uint64_t epoch = trainer.StateEpoch();
+  if (a.pipeline && epoch == a.listed_epoch && capture_.CanRepeatLater(record)) {
+    // The trainer vouches that its state is the last list's tensors, as for Capture(); the
+    // record, filled by a list of the same layout, describes them. Checked before the device reads.
+    ++repeats_;
+    if (repeats_ <= kRepeatsCheckedFirst || repeats_ % kRepeatCheckEvery == 0) {
+      Status checked = CheckRepeat(trainer, step, record);
+      if (!checked.ok()) {
+        a.listed_epoch = 0;
+        return checked;
+      }
+    }
+    b.storages = capture_.storages();  // alive until it lands, whatever the next lists hold
+    LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
+    a.begun.push_back(std::move(b));
+    return FinishAsync(/*wait=*/false);
+  }
+  a.listed_epoch = 0;
+  repeats_ = 0;
   // The synchronous capture's list (the same records, the same digest seeds): what the device can
   // read where it lies is decided in one place (MultiTensorDigest::AsBuffers), for this and the probe.
   capture_.Begin(record);
@@ -144,6 +167,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
 #endif
   LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
   capture_.FinishLater();  // the record's layout id, before the record moves
+  a.listed_epoch = epoch;
   a.begun.push_back(std::move(b));
   return FinishAsync(/*wait=*/false);
 }
@@ -171,6 +195,7 @@ Status StepRecorder::FinishAsync(bool wait) {
     LOCKSTEP_RETURN_IF_ERROR(Write(record));
     last_async_step_written_ = c.step;
     a.begun.front().kept.clear();  // its tensors released
+    a.begun.front().storages.clear();
     a.spare.push_back(std::move(a.begun.front()));
     a.begun.pop_front();
   }
@@ -198,7 +223,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
     LOCKSTEP_RETURN_IF_ERROR(capture_.Repeat(record).WithContext("digesting step " + std::to_string(step)));
     ++repeats_;
     if (repeats_ <= kRepeatsCheckedFirst || repeats_ % kRepeatCheckEvery == 0) {
-      return CheckRepeat(trainer, step);
+      return CheckRepeat(trainer, step, record);
     }
     return Status::Ok();
   }
@@ -217,7 +242,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   return Status::Ok();
 }
 
-Status StepRecorder::CheckRepeat(Trainer& trainer, int64_t step) {
+Status StepRecorder::CheckRepeat(Trainer& trainer, int64_t step, const StepRecord& record) {
   // The state listed anew, beside, without its digests: a trainer that replaced a tensor without a
   // new epoch would otherwise have its old storage digested, unseen (even with the same values).
   // That is lockstep's own fault: exit 3.
@@ -228,7 +253,7 @@ Status StepRecorder::CheckRepeat(Trainer& trainer, int64_t step) {
   });
   if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
   check_capture_.FinishLater();
-  const std::optional<size_t> at = capture_.FirstDifference(check_capture_);
+  const std::optional<size_t> at = capture_.FirstDifference(record, check_capture_, check_record_);
   if (!at) return Status::Ok();
   listed_epoch_ = 0;  // the next step lists its state anew
   const std::vector<TensorRecord>& listed = check_record_.tensors;

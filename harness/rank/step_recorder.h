@@ -44,7 +44,9 @@ class StepRecorder : public CollectiveListener {
   // Begins step `step`'s capture and writes the records of the earlier steps that have landed. A
   // step whose tensors the device cannot all read where they lie (TensorCapture::Buffers, the
   // probe's rule too: a view, another device, a dtype whose norm is LibTorch's reduction) is
-  // captured synchronously instead, after every step in flight was written.
+  // captured synchronously instead, after every step in flight was written. While the trainer's
+  // StateEpoch() stays, the last list's buffers are handed to the device again, checked as
+  // Capture()'s repeats are, before the device reads.
   Status CaptureAsync(Trainer& trainer, int64_t step, const StepStats* stats, double wall_s);
   // Before the trainer queues anything that overwrites its state (the next step): the training
   // stream waits on the device for every capture's reads. Never blocks the host.
@@ -68,9 +70,9 @@ class StepRecorder : public CollectiveListener {
   static constexpr int64_t kRepeatsCheckedFirst = 2;
   static constexpr int64_t kRepeatCheckEvery = 32;
 
-  // Whether capture_'s list, which the step's capture repeated, is the state listed anew: the same
-  // records' descriptions, each tensor read at the same place as the same bytes.
-  Status CheckRepeat(Trainer& trainer, int64_t step);
+  // Whether capture_'s list, which the step's capture repeats into `record`, is the state listed
+  // anew: the same records' descriptions, each tensor read at the same place as the same bytes.
+  Status CheckRepeat(Trainer& trainer, int64_t step, const StepRecord& record);
 
   TraceWriter* writer_;
   TensorCapture capture_;  // its buffers and descriptor seeds serve every step

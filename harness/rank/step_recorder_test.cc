@@ -180,32 +180,52 @@ class ReplaceParameterStorage : public TrainingHooks {
 // checked, even with the same values, as an internal error naming it, and the capture after it
 // lists the state anew.
 TEST(StepRecorderTest, ARepeatOfAListThatNoLongerDescribesTheStateIsAnInternalError) {
-  Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
-  scenario.ranks = 1;
-  scenario.steps = 4;
-  RankCapture rc;
-  std::vector<Status> captured;
-  std::string first_param;
-  trainer_testing::Train(
-      scenario, [](int) { return std::make_unique<ReplaceParameterStorage>(2); },
-      [&](int, int64_t step, Trainer& trainer) {
-        if (step == 0) trainer.VisitState([&](const std::string& name, TensorKind, const torch::Tensor&, bool) {
-          if (first_param.empty()) first_param = name;
+  for (const bool async : {false, true}) {
+    SCOPED_TRACE(async ? "asynchronous capture" : "synchronous capture");
+    Scenario scenario = trainer_testing::BaseScenario(ModelKind::kMlp);
+    scenario.ranks = 1;
+    scenario.steps = 4;
+    testing::TempDir dir("lockstep_repeat_check_");
+    TraceHeader header;
+    header.schema = CurrentTraceSchema();
+    Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    StepRecorder recorder(writer->get());
+    StepRecord record;
+    if (async) recorder.UseCaptureDeviceForTesting(std::make_unique<SimulatedCaptureDevice>());
+    std::vector<Status> captured;
+    std::vector<std::vector<int64_t>> in_flight;  // after each step's capture
+    std::string first_param;
+    trainer_testing::Train(
+        scenario, [](int) { return std::make_unique<ReplaceParameterStorage>(2); },
+        [&](int, int64_t step, Trainer& trainer) {
+          if (step == 0) trainer.VisitState([&](const std::string& name, TensorKind, const torch::Tensor&, bool) {
+            if (first_param.empty()) first_param = name;
+          });
+          if (!async) {
+            captured.push_back(recorder.Capture(trainer, step, nullptr, 1.0, record));
+            return;
+          }
+          captured.push_back(recorder.CaptureAsync(trainer, step, nullptr, 1.0));
+          in_flight.push_back(recorder.CapturesInFlight());
+          EXPECT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());  // written before the next step
         });
-        captured.push_back(rc.recorder.Capture(trainer, step, nullptr, 1.0, rc.record));
-      });
-  ASSERT_EQ(captured.size(), 5u);
-  for (int64_t step : {0, 1}) EXPECT_TRUE(captured[step].ok()) << step << ": " << captured[step].ToString();
-  // Step 2, the first repeat (checked), read the old storage, which holds the same values.
-  EXPECT_FALSE(captured[2].ok());
-  EXPECT_EQ(captured[2].code(), StatusCode::kInternal);
-  EXPECT_NE(captured[2].message().find("step 2: the trainer's state changed without a new state epoch (" + first_param +
-                                       ", position 0)"),
-            std::string::npos)
-      << captured[2].ToString();
-  EXPECT_TRUE(captured[3].ok()) << captured[3].ToString();
-  EXPECT_TRUE(captured[4].ok()) << captured[4].ToString();
-  EXPECT_EQ(rc.recorder.repeats(), 1);  // step 3 listed the state, step 4 repeated it
+    ASSERT_EQ(captured.size(), 5u);
+    for (int64_t step : {0, 1}) EXPECT_TRUE(captured[step].ok()) << step << ": " << captured[step].ToString();
+    // Step 2, the first repeat (checked), would read the old storage, which holds the same values.
+    EXPECT_FALSE(captured[2].ok());
+    EXPECT_EQ(captured[2].code(), StatusCode::kInternal);
+    EXPECT_NE(captured[2].message().find("step 2: the trainer's state changed without a new state epoch (" +
+                                         first_param + ", position 0)"),
+              std::string::npos)
+        << captured[2].ToString();
+    if (async) {
+      EXPECT_EQ(in_flight[2], std::vector<int64_t>{}) << "the device was handed the stale list";
+    }
+    EXPECT_TRUE(captured[3].ok()) << captured[3].ToString();
+    EXPECT_TRUE(captured[4].ok()) << captured[4].ToString();
+    EXPECT_EQ(recorder.repeats(), 1);  // step 3 listed the state, step 4 repeated it
+  }
 }
 
 // The trace at `file` holds `expected`'s step records, in order, field for field (digests and norms
@@ -287,11 +307,14 @@ TEST(StepRecorderTest, AsyncCaptureWritesTheSynchronousRecordsInStepOrder) {
       EXPECT_TRUE(recorder.CapturesInFlight().empty());
     });
     ASSERT_TRUE(recorder.GuardOverwrite().ok());
-    // Every step went through the device, but for the strided buffer's: none of those did.
+    // Every step went through the device, but for the strided buffer's: none of those did. From
+    // step 2 on, the list of step 1 was handed to the device again (the trainer's epoch kept).
     if (strided) {
       EXPECT_EQ(simulated->slots_used(), 0);
+      EXPECT_EQ(recorder.repeats(), 0);
     } else {
       EXPECT_GT(simulated->slots_used(), 0);
+      EXPECT_EQ(recorder.repeats(), scenario.steps - 1);
     }
     writer->reset();  // closes the trace
     ExpectTheTraceHolds(dir / "rank-0.trace", expected);
