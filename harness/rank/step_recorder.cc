@@ -56,6 +56,11 @@ struct StepRecorder::AsyncCapture {
   // The trainer's StateEpoch() when `buffers` were listed and handed to the device (0: the last
   // list was not): while it stays, a step hands them again (StepRecorder::Capture's word).
   uint64_t listed_epoch = 0;
+  // That list's descriptions and layout id, copied into a record of another layout (a new one, or
+  // one a list of an earlier layout filled) that a repeat takes: the records cycle through the
+  // queues, and without the copy each would be listed again, each listing giving a new layout id
+  // that the others no longer hold.
+  StepRecord described;
   std::vector<CapturedStep> landed;
 };
 
@@ -114,16 +119,20 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
   StepRecord& record = b.record;
   SetStepFields(step, stats, wall_s, record);
   const uint64_t epoch = trainer.StateEpoch();
-  if (a.pipeline && epoch == a.listed_epoch && capture_.CanRepeatLater(record)) {
+  if (a.pipeline && epoch == a.listed_epoch && capture_.CanRepeatLater(a.described)) {
     // The trainer vouches that its state is the last list's tensors, as for Capture(); the
     // record, filled by a list of the same layout, describes them. Checked before the device reads.
     ++repeats_;
     if (repeats_ <= kRepeatsCheckedFirst || repeats_ % kRepeatCheckEvery == 0) {
-      Status checked = CheckRepeat(trainer, step, record);
+      Status checked = CheckRepeat(trainer, step, a.described);
       if (!checked.ok()) {
         a.listed_epoch = 0;
         return checked;
       }
+    }
+    if (record.layout_id != a.described.layout_id) {
+      record.tensors = a.described.tensors;
+      record.layout_id = a.described.layout_id;
     }
     b.storages = capture_.storages();  // alive until it lands, whatever the next lists hold
     LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
@@ -168,6 +177,10 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
   LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
   capture_.FinishLater();  // the record's layout id, before the record moves
   a.listed_epoch = epoch;
+  if (a.described.layout_id != record.layout_id) {
+    a.described.tensors = record.tensors;
+    a.described.layout_id = record.layout_id;
+  }
   a.begun.push_back(std::move(b));
   return FinishAsync(/*wait=*/false);
 }

@@ -359,6 +359,9 @@ TEST(StepRecorderTest, AsyncRecordsInFlightAreReusedWithTheirOwnLayouts) {
     ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());
     EXPECT_EQ(recorder.last_async_step_written(), 10 * step + kCapturesPerState - 1);
   });
+  // Step 0 and step 1 each listed once; the other captures since step 1's list (two of step 1,
+  // three of steps 2 and 3) repeated it, in records that cycle through the captures in flight.
+  EXPECT_EQ(recorder.repeats(), 8);
   writer->reset();
   ASSERT_LT(expected.front().tensors.size(), expected.back().tensors.size()) << "the layout never changed";
   ExpectTheTraceHolds(dir / "rank-0.trace", expected);
