@@ -158,9 +158,10 @@ Result<StepStats> Trainer::Step(int64_t step) {
     if (hooks_) hooks_->OnAfterOptimizerStep(step, model_->module());
 
     // The same tensors as at the end of the last step: the same epoch (StateEpoch).
-    const size_t state_count = optimizer_ ? optimizer_->state().size() : 0;
-    const bool same = last_epoch != 0 && !zero1_ && !made && ddp_ && ddp_->KeptGradients(step) &&
-                      clipped_ == last_clipped_ && state_count == last_state_count_;
+    const size_t state_count = zero1_ ? zero1_->StateCount() : optimizer_ ? optimizer_->state().size() : 0;
+    const bool kept_gradients = zero1_ || (ddp_ && ddp_->KeptGradients(step));
+    const bool same = last_epoch != 0 && !made && kept_gradients && clipped_ == last_clipped_ &&
+                      state_count == last_state_count_;
     if (same) state_epoch_ = last_epoch;
     last_epoch_ = state_epoch_;
     last_clipped_ = clipped_;

@@ -53,8 +53,8 @@ class Trainer {
   // StepRecorder::Capture). A new one after Initialize(), at the start of every step (a step that
   // fails leaves it), and at the end of a step that made or replaced a tensor of the state: the
   // first step's gradients and optimizer state, the pre-clip copies of the first step that clips
-  // after one that did not (or the other way), every step of zero1 (its gradient shard is a new
-  // tensor each step), a step whose gradients were not the DDP sync's kept ones.
+  // after one that did not (or the other way), a step whose gradients were not the DDP sync's kept
+  // ones. (zero1's gradient shard is one tensor for the whole run.)
   uint64_t StateEpoch() const { return state_epoch_; }
 
   Model& model() { return *model_; }

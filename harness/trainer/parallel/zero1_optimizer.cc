@@ -42,7 +42,8 @@ Status Zero1Optimizer::Step(int64_t step, double lr, double* grad_norm) {
   // to every replica, which all stay identical (only `reference` can see it).
   if (hooks_ && hooks_->KeepLocalGradients(step)) {
     // skip_grad_allreduce: took part in the reduce-scatter, then used its own local gradient.
-    grad_shard_ = flat_grad.narrow(0, shard_index_ * shard_size_, shard_size_).clone();
+    // Into the same tensor: the state the trainer lists stays the same tensors (Trainer::StateEpoch).
+    grad_shard_.copy_(flat_grad.narrow(0, shard_index_ * shard_size_, shard_size_));
   } else if (!(hooks_ && hooks_->ScaleByLocalCount(step))) {  // wrong_grad_scale: divisor 1
     grad_shard_.div_(static_cast<double>(groups_.world->size()));
   }

@@ -33,7 +33,11 @@ class Zero1Optimizer {
   Status Step(int64_t step, double lr, double* grad_norm);
 
   int64_t shard_index() const { return shard_index_; }
+  // The reduced gradient of this rank's shard: one tensor, made with this object and overwritten
+  // each step.
   const torch::Tensor& grad_shard() const { return grad_shard_; }
+  // How many tensors the shard's optimizer keeps state for (0 before its first step, then 1).
+  size_t StateCount() const { return optimizer_->state().size(); }
   // ("exp_avg" | "exp_avg_sq" | "momentum_buffer", tensor) of this rank's shard.
   void VisitShardState(const std::function<void(const std::string&, const torch::Tensor&)>& visit);
 
