@@ -41,6 +41,16 @@ std::vector<std::filesystem::path> CleanScenarios() {
   return files;
 }
 
+// Rank 0's trace in `dir`, with the current schema's header; null (and a test failure) when it
+// cannot be opened.
+std::unique_ptr<TraceWriter> OpenRankTrace(const testing::TempDir& dir) {
+  TraceHeader header;
+  header.schema = CurrentTraceSchema();
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
+  EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+  return writer.ok() ? std::move(writer).value() : nullptr;
+}
+
 // One rank's recorder and the record it keeps from step to step, as run_rank.cc keeps them.
 struct RankCapture {
   StepRecorder recorder{nullptr};  // Capture never writes
@@ -186,11 +196,9 @@ TEST(StepRecorderTest, ARepeatOfAListThatNoLongerDescribesTheStateIsAnInternalEr
     scenario.ranks = 1;
     scenario.steps = 4;
     testing::TempDir dir("lockstep_repeat_check_");
-    TraceHeader header;
-    header.schema = CurrentTraceSchema();
-    Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    StepRecorder recorder(writer->get());
+    std::unique_ptr<TraceWriter> writer = OpenRankTrace(dir);
+    ASSERT_NE(writer, nullptr);
+    StepRecorder recorder(writer.get());
     StepRecord record;
     if (async) recorder.UseCaptureDeviceForTesting(std::make_unique<SimulatedCaptureDevice>());
     std::vector<Status> captured;
@@ -270,11 +278,9 @@ TEST(StepRecorderTest, AsyncCaptureWritesTheSynchronousRecordsInStepOrder) {
     scenario.ranks = 1;
     scenario.steps = 6;
     testing::TempDir dir("lockstep_async_capture_");
-    TraceHeader header;
-    header.schema = CurrentTraceSchema();
-    Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    StepRecorder recorder(writer->get());
+    std::unique_ptr<TraceWriter> writer = OpenRankTrace(dir);
+    ASSERT_NE(writer, nullptr);
+    StepRecorder recorder(writer.get());
     auto device = std::make_unique<SimulatedCaptureDevice>();
     const SimulatedCaptureDevice* simulated = device.get();
     recorder.UseCaptureDeviceForTesting(std::move(device));
@@ -316,7 +322,7 @@ TEST(StepRecorderTest, AsyncCaptureWritesTheSynchronousRecordsInStepOrder) {
       EXPECT_GT(simulated->slots_used(), 0);
       EXPECT_EQ(recorder.repeats(), scenario.steps - 1);
     }
-    writer->reset();  // closes the trace
+    writer.reset();  // closes the trace
     ExpectTheTraceHolds(dir / "rank-0.trace", expected);
   }
 }
@@ -332,11 +338,9 @@ TEST(StepRecorderTest, AsyncRecordsInFlightAreReusedWithTheirOwnLayouts) {
   scenario.ranks = 1;
   scenario.steps = 3;
   testing::TempDir dir("lockstep_async_reuse_");
-  TraceHeader header;
-  header.schema = CurrentTraceSchema();
-  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  StepRecorder recorder(writer->get());
+  std::unique_ptr<TraceWriter> writer = OpenRankTrace(dir);
+  ASSERT_NE(writer, nullptr);
+  StepRecorder recorder(writer.get());
   SimulatedCaptureOptions options;
   options.gate_landing = true;
   auto device = std::make_unique<SimulatedCaptureDevice>(options);
@@ -362,7 +366,7 @@ TEST(StepRecorderTest, AsyncRecordsInFlightAreReusedWithTheirOwnLayouts) {
   // Step 0 and step 1 each listed once; the other captures since step 1's list (two of step 1,
   // three of steps 2 and 3) repeated it, in records that cycle through the captures in flight.
   EXPECT_EQ(recorder.repeats(), 8);
-  writer->reset();
+  writer.reset();
   ASSERT_LT(expected.front().tensors.size(), expected.back().tensors.size()) << "the layout never changed";
   ExpectTheTraceHolds(dir / "rank-0.trace", expected);
 }
@@ -434,11 +438,9 @@ TEST(CudaStepRecorderTest, AsyncCaptureWritesTheSynchronousRecords) {
   ASSERT_TRUE(rank.Start());
   Trainer* const trainer = rank.trainer.get();
   testing::TempDir dir("lockstep_cuda_async_capture_");
-  TraceHeader header;
-  header.schema = CurrentTraceSchema();
-  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::Open(dir / "rank-0.trace", header);
-  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  StepRecorder recorder(writer->get());
+  std::unique_ptr<TraceWriter> writer = OpenRankTrace(dir);
+  ASSERT_NE(writer, nullptr);
+  StepRecorder recorder(writer.get());
   StepRecorder sync_recorder(nullptr);
   std::vector<StepRecord> expected;
   for (int64_t step = 0; step <= 5; ++step) {
@@ -455,7 +457,7 @@ TEST(CudaStepRecorderTest, AsyncCaptureWritesTheSynchronousRecords) {
   }
   ASSERT_TRUE(recorder.FinishAsync(/*wait=*/true).ok());
   EXPECT_EQ(recorder.last_async_step_written(), 5);
-  writer->reset();
+  writer.reset();
   ExpectTheTraceHolds(dir / "rank-0.trace", expected);
 }
 
