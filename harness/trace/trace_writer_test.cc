@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/trace/mapped_append_file.h"
+#include "harness/trace/tensor_table.h"
 #include "harness/trace/trace_parser.h"
 #include "harness/trace/trace_reader.h"
 #include "harness/core/testing/temp_dir.h"
@@ -534,6 +535,42 @@ TEST(TraceWriterTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
   EXPECT_TRUE(std::isnan(t->steps[0].loss));
   EXPECT_TRUE(t->steps[1].loss_reported);
   EXPECT_TRUE(std::isnan(t->steps[1].loss));
+}
+
+// A step record's text, member by member: the members every step has, written by the writer's
+// own pointer stores, then the optional ones (JsonLine), then the count and the table, one line.
+TEST(TraceWriterTest, AStepRecordsTextIsItsMembersInOrder) {
+  testing::TempDir temp("lockstep_trace_writer_step_text_");
+  const auto path = temp.path() / TraceFileName(0);
+  auto w = TraceWriter::Open(path, Header(0));
+  ASSERT_TRUE(w.ok());
+  StepRecord plain = Step(3, 1);
+  plain.loss = 0.5501333475112915;
+  plain.grad_norm = -std::numeric_limits<double>::infinity();
+  plain.lr = 0.001;
+  plain.wall_s = 12.345678;
+  StepRecord full = plain;
+  full.step = 4;
+  full.loss_reported = false;
+  full.forwards = 2;
+  full.optimizer = {{"beta1", 0.9}};
+  full.edited_after_update = std::vector<std::string>{"w\"0"};
+  ASSERT_TRUE((*w)->WriteStep(plain).ok());
+  ASSERT_TRUE((*w)->WriteStep(full).ok());
+  const std::vector<std::string> lines = Lines(path);
+  ASSERT_EQ(lines.size(), 4u);  // the header, the tensors record, the two steps
+  const std::string table = lines[2].substr(lines[2].find(",\"table\":"));
+  EXPECT_EQ(lines[2], R"({"type":"step","step":3,"loss":0.5501333475112915,"grad_norm":"-inf","lr":0.001,)"
+                      R"("wall_s":12.345678,"n":1)" + table);
+  EXPECT_EQ(table.size(), std::string(R"(,"table":")").size() + kTensorTableEntryChars + 2);  // and "}
+  EXPECT_EQ(lines[3].substr(0, lines[3].find(",\"table\":")),
+            R"({"type":"step","step":4,"grad_norm":"-inf","lr":0.001,"wall_s":12.345678,"forwards":2,)"
+            R"("optimizer":{"beta1":0.9},"edited_after_update":["w\"0"],"n":1)");
+  auto t = ReadTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->steps.size(), 2u);
+  EXPECT_EQ(t->steps[0].loss, 0.5501333475112915);
+  EXPECT_EQ(t->steps[1].edited_after_update, full.edited_after_update);
 }
 
 // A rank killed by SIGKILL anywhere in the write path (inside a record's store, while the mapping
