@@ -7,6 +7,7 @@
 #include "harness/capture/dtype_name.h"
 #include "harness/capture/tensor_digest.h"
 #include "harness/trace/digest.h"
+#include "harness/trace/one_chunk_digest.h"
 #include "harness/trace/sum_of_squares.h"
 #if LOCKSTEP_HAVE_CUDA_DIGEST
 #include "harness/capture/cuda/cuda_digest.h"
@@ -150,14 +151,19 @@ inline Digest128 DigestAndSumChunk(const unsigned char* p, size_t nbytes, Square
 
 }  // namespace
 
-Status MultiTensorDigest::Run() {
-  for (Entry& e : entries_) {
-    if (e.where != Where::kHost) continue;
+Status MultiTensorDigest::Run(TensorRecord* records) {
+  bool elsewhere = false;  // entries not read in the host loop
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
+    if (e.where != Where::kHost) {
+      elsewhere = true;
+      continue;
+    }
     double sum = 0.0;
     if (e.nbytes <= kDigestChunkBytes) {
       // One chunk (most tensors of a step).
       const Digest128 chunk = DigestAndSumChunk(e.data, e.nbytes, e.squares, sum);
-      e.digest = CombineChunkDigestsWithSeed(&chunk, 1, e.seed);
+      e.digest = CombineOneChunkDigest(chunk, e.seed);
     } else {
       chunks_.clear();
       for (size_t c = 0; c < DigestChunkCount(e.nbytes); ++c) {
@@ -167,8 +173,23 @@ Status MultiTensorDigest::Run() {
       e.digest = CombineChunkDigestsWithSeed(chunks_.data(), chunks_.size(), e.seed);
     }
     if (e.squares != SquaredAs::kNone) e.norm = std::sqrt(sum);
+    if (records != nullptr) {
+      // Here, not in a loop of its own after the pass: each record is stored while the pass goes
+      // on, instead of every record's line visited again afterwards (issue 47).
+      records[i].digest = e.digest;
+      records[i].norm = e.norm;
+    }
   }
-  return RunOnDevice();
+  if (!elsewhere) return Status::Ok();
+  LOCKSTEP_RETURN_IF_ERROR(RunOnDevice());
+  if (records != nullptr) {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].where == Where::kHost) continue;
+      records[i].digest = entries_[i].digest;
+      records[i].norm = entries_[i].norm;
+    }
+  }
+  return Status::Ok();
 }
 
 Status MultiTensorDigest::RunOnDevice() {

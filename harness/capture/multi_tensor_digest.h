@@ -57,8 +57,10 @@ class MultiTensorDigest {
   // (a failing device copy), as DigestTensor and TensorL2Norm do.
   void Add(const torch::Tensor& tensor);
 
-  // Digests and norms every tensor added since Clear(). Fails only on a CUDA error (device tensors).
-  Status Run();
+  // Digests and norms every tensor added since Clear(), and stores each tensor's digest and norm
+  // into records[i] too where `records` is given (size() of them). Fails only on a CUDA error
+  // (device tensors).
+  Status Run(TensorRecord* records = nullptr);
 
   // The list as a CaptureDevice's buffers (capture_pipeline.h), instead of Run(): when every tensor
   // added is read where it is and summed by the definition (no copy was made, its norm is summed

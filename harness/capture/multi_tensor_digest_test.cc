@@ -19,12 +19,18 @@ namespace {
 using ::lockstep::testing::Bits;  // harness/trace/testing/norm_test_values.h
 
 // Digests `tensors` as one list with `m` and checks each against the per-tensor path, bit for bit
-// (norms too: NaN payloads and the sign of zero included).
+// (norms too: NaN payloads and the sign of zero included), and the records Run filled with them.
 void ExpectSameAsPerTensor(MultiTensorDigest& m, const std::vector<torch::Tensor>& tensors) {
   m.Clear();
   for (const auto& t : tensors) m.Add(t);
-  ASSERT_TRUE(m.Run().ok());
+  std::vector<TensorRecord> records(tensors.size());
+  for (TensorRecord& r : records) r.norm = -1.0;  // not a norm: each must be written
+  ASSERT_TRUE(m.Run(records.data()).ok());
   ASSERT_EQ(m.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ(records[i].digest, m.digest(i)) << "record " << i;
+    EXPECT_EQ(Bits(records[i].norm), Bits(m.norm(i))) << "record " << i;
+  }
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string what = "tensor " + std::to_string(i) + " " +
                              (tensors[i].defined() ? std::string(c10::toString(tensors[i].scalar_type())) + " " +

@@ -84,11 +84,7 @@ Status TensorCapture::Finish() {
   std::vector<TensorRecord>& records = *records_;
   if (records.size() != size_) same_layout_ = false;
   records.resize(size_);
-  LOCKSTEP_RETURN_IF_ERROR(digests_.Run());
-  for (size_t i = 0; i < size_; ++i) {
-    records[i].digest = digests_.digest(i);
-    records[i].norm = digests_.norm(i);
-  }
+  LOCKSTEP_RETURN_IF_ERROR(digests_.Run(records.data()));
   Close();
   digested_ = true;
   return Status::Ok();
@@ -107,11 +103,7 @@ bool TensorCapture::CanRepeatLater(const StepRecord& record) const {
 Status TensorCapture::Repeat(StepRecord& record) {
   record.layout_id = 0;
   finished_ = false;
-  LOCKSTEP_RETURN_IF_ERROR(digests_.Run());
-  for (size_t i = 0; i < size_; ++i) {
-    record.tensors[i].digest = digests_.digest(i);
-    record.tensors[i].norm = digests_.norm(i);
-  }
+  LOCKSTEP_RETURN_IF_ERROR(digests_.Run(record.tensors.data()));
   record.layout_id = layout_id_;
   finished_ = true;
   return Status::Ok();

@@ -80,6 +80,13 @@ void SetStepFields(int64_t step, const StepStats* stats, double wall_s, StepReco
   record.wall_s = wall_s;
 }
 
+// `s`, naming the step where it failed. The text is built only then: this is on the step's path,
+// and a string built for every step was a heap allocation each.
+Status ForStep(const Status& s, const char* doing, int64_t step) {
+  if (s.ok()) return s;
+  return s.WithContext(std::string(doing) + " step " + std::to_string(step));
+}
+
 }  // namespace
 
 StepRecorder::StepRecorder(TraceWriter* writer) : writer_(writer) {}
@@ -135,7 +142,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
       record.layout_id = a.described.layout_id;
     }
     b.storages = capture_.storages();  // alive until it lands, whatever the next lists hold
-    LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
+    LOCKSTEP_RETURN_IF_ERROR(ForStep(a.pipeline->Begin(step, a.buffers), "capturing", step));
     a.begun.push_back(std::move(b));
     return FinishAsync(/*wait=*/false);
   }
@@ -150,14 +157,14 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
     error = capture_.Add(name, kind, t, replicated);
     b.kept.push_back(t);
   });
-  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  if (!error.ok()) return ForStep(error, "digesting", step);
   const std::optional<BufferPlace> place = capture_.Buffers(a.buffers);
   bool deferred = place.has_value() && place->cuda != host_device;
   if (deferred && !host_device && a.device != nullptr && place->device != a.cuda_device) deferred = false;
   if (!deferred) {
     // The synchronous path for this step, after the steps in flight, so the records stay in order.
     LOCKSTEP_RETURN_IF_ERROR(FinishAsync(/*wait=*/true));
-    LOCKSTEP_RETURN_IF_ERROR(capture_.Finish().WithContext("digesting step " + std::to_string(step)));
+    LOCKSTEP_RETURN_IF_ERROR(ForStep(capture_.Finish(), "digesting", step));
     LOCKSTEP_RETURN_IF_ERROR(Write(record));
     last_async_step_written_ = step;
     b.kept.clear();
@@ -174,7 +181,7 @@ Status StepRecorder::CaptureAsync(Trainer& trainer, int64_t step, const StepStat
     a.pipeline = std::make_unique<CapturePipeline>(a.device.get(), kAsyncCaptureDepth);
   }
 #endif
-  LOCKSTEP_RETURN_IF_ERROR(a.pipeline->Begin(step, a.buffers).WithContext("capturing step " + std::to_string(step)));
+  LOCKSTEP_RETURN_IF_ERROR(ForStep(a.pipeline->Begin(step, a.buffers), "capturing", step));
   capture_.FinishLater();  // the record's layout id, before the record moves
   a.listed_epoch = epoch;
   if (a.described.layout_id != record.layout_id) {
@@ -233,7 +240,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
   if (epoch == listed_epoch_ && capture_.CanRepeat(record)) {
     // The trainer vouches that its state is the tensors of the last list (issue 47): the one pass
     // over their bytes, and no per-tensor bookkeeping.
-    LOCKSTEP_RETURN_IF_ERROR(capture_.Repeat(record).WithContext("digesting step " + std::to_string(step)));
+    LOCKSTEP_RETURN_IF_ERROR(ForStep(capture_.Repeat(record), "digesting", step));
     ++repeats_;
     if (repeats_ <= kRepeatsCheckedFirst || repeats_ % kRepeatCheckEvery == 0) {
       return CheckRepeat(trainer, step, record);
@@ -250,7 +257,7 @@ Status StepRecorder::Capture(Trainer& trainer, int64_t step, const StepStats* st
     if (error.ok()) error = capture_.Add(name, kind, t, replicated);
   });
   if (error.ok()) error = capture_.Finish();
-  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  if (!error.ok()) return ForStep(error, "digesting", step);
   listed_epoch_ = epoch;
   return Status::Ok();
 }
@@ -264,7 +271,7 @@ Status StepRecorder::CheckRepeat(Trainer& trainer, int64_t step, const StepRecor
   trainer.VisitState([&](const std::string& name, TensorKind kind, const torch::Tensor& t, bool replicated) {
     if (error.ok()) error = check_capture_.Add(name, kind, t, replicated);
   });
-  if (!error.ok()) return error.WithContext("digesting step " + std::to_string(step));
+  if (!error.ok()) return ForStep(error, "digesting", step);
   check_capture_.FinishLater();
   const std::optional<size_t> at = capture_.FirstDifference(record, check_capture_, check_record_);
   if (!at) return Status::Ok();
