@@ -18,7 +18,10 @@
 // (capture + record write) / that read, paired per step, so load hits both alike.
 // bytes_over_read: bytes_us / read_us, paired the same way: the capture's hashing and summing of
 // the same bytes alone (SteppedRank::TimeYardsticks), the floor under capture_over_read for
-// today's digest and norm definitions, before bookkeeping and the record's write.
+// today's digest and norm definitions, before bookkeeping and the record's write. It is measured
+// right after the read, so warmer than the capture finds the bytes: cold_bytes_us is the same pass
+// measured first after the step instead (every other iteration, which then measures nothing else),
+// at the capture's temperature, and cold_bytes_over_read its median over the read's.
 // visit_us (1 rank, CPU): the checked trainer's VisitState alone, right after its capture (so
 // warmer than inside it): the trainer's share of capture_us, which no capture can avoid.
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
@@ -252,8 +255,13 @@ class SteppedRank {
   //          digest and norm spends before bookkeeping and the record's write: the floor under
   //          capture_over_read. It runs right after the read, so it finds the bytes at least as
   //          warm as the capture does: if anything the floor is low.
+  //   cold_bytes  every other call, instead of both: the same pass first after the step, so at
+  //          the temperature the capture finds the bytes (measured on the CPU: 2-7 us slower than
+  //          after the read, 2026-11-30). How much of the capture's distance to the floor is the
+  //          floor's warmth.
+  // A figure not measured in a call is -1.
   struct Yardsticks {
-    double read = -1.0, bytes = -1.0;
+    double read = -1.0, bytes = -1.0, cold_bytes = -1.0;
   };
   Yardsticks TimeYardsticks() {
     Yardsticks y;
@@ -265,12 +273,23 @@ class SteppedRank {
                                   static_cast<size_t>(t.numel()) * t.element_size(), t.scalar_type()});
       }
     });
+    cold_turn_ = !cold_turn_;
+    if (cold_turn_) {
+      y.cold_bytes = TimeBytesPass();
+      return y;
+    }
     auto t0 = Clock::now();
     uint64_t sum = 0;
     for (const Region& r : regions_) sum += SumBytesAsWords(r.data, r.nbytes);
     y.read = Since(t0);
     benchmark::DoNotOptimize(sum);
-    t0 = Clock::now();
+    y.bytes = TimeBytesPass();
+    return y;
+  }
+
+  // The bytes yardstick's pass over regions_ (TimeYardsticks), timed.
+  double TimeBytesPass() {
+    const auto t0 = Clock::now();
     uint64_t hashes = 0;
     double squares = 0.0;
     for (const Region& r : regions_) {
@@ -283,10 +302,10 @@ class SteppedRank {
         squares += Total(lanes);
       }
     }
-    y.bytes = Since(t0);
+    const double seconds = Since(t0);
     benchmark::DoNotOptimize(hashes);
     benchmark::DoNotOptimize(squares);
-    return y;
+    return seconds;
   }
 
   // The trainer's own enumeration of its state, timed alone on this (checked) trainer right after
@@ -374,6 +393,7 @@ class SteppedRank {
     torch::ScalarType dtype;
   };
   std::vector<Region> regions_;  // TimeYardsticks' list, reused
+  bool cold_turn_ = false;       // TimeYardsticks measures cold_bytes alone this time
   std::vector<const void*> visited_;  // TimeVisit's, reused
   NoWorkDevice* no_work_ = nullptr;  // kAsyncChecks on the CPU: the recorder's device
 };
@@ -401,6 +421,7 @@ struct Samples {
   std::vector<double> compare;  // the in-band comparison alone (fail-fast), slowest rank
   std::vector<double> read;     // one read of the captured bytes (the plain trainer's state)
   std::vector<double> bytes;    // the capture's work on those bytes alone (hash and squares)
+  std::vector<double> cold_bytes;  // the same, first after the step (the capture's temperature)
   std::vector<double> visit;    // the checked trainer's VisitState alone (SteppedRank::TimeVisit)
 };
 
@@ -410,6 +431,15 @@ double MedianPairedDifference(const std::vector<double>& with, const std::vector
   std::vector<double> d(std::min(with.size(), without.size()));
   for (size_t i = 0; i < d.size(); ++i) d[i] = with[i] - without[i];
   return bench::Median(d);
+}
+
+// The median of the figures measured (those > 0: the yardsticks' are -1 where not measured).
+double MedianOfMeasured(const std::vector<double>& v) {
+  std::vector<double> measured;
+  for (double x : v) {
+    if (x > 0) measured.push_back(x);
+  }
+  return measured.empty() ? -1.0 : bench::Median(measured);
 }
 
 void Report(benchmark::State& state, const Samples& s, size_t tensors) {
@@ -442,7 +472,7 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     for (size_t i = 0; i < s.read.size(); ++i) {
       if (s.read[i] > 0) ratio.push_back((s.capture[i] + s.write[i]) / s.read[i]);
     }
-    state.counters["read_us"] = bench::Median(s.read) * 1e6;
+    state.counters["read_us"] = MedianOfMeasured(s.read) * 1e6;
     state.counters["capture_over_read"] = bench::Median(ratio);
   }
   if (!s.read.empty() && s.read.size() == s.bytes.size()) {
@@ -450,8 +480,13 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
     for (size_t i = 0; i < s.read.size(); ++i) {
       if (s.read[i] > 0) floor.push_back(s.bytes[i] / s.read[i]);
     }
-    state.counters["bytes_us"] = bench::Median(s.bytes) * 1e6;
+    state.counters["bytes_us"] = MedianOfMeasured(s.bytes) * 1e6;
     state.counters["bytes_over_read"] = bench::Median(floor);
+  }
+  const double cold_bytes = MedianOfMeasured(s.cold_bytes), read = MedianOfMeasured(s.read);
+  if (cold_bytes > 0 && read > 0) {
+    state.counters["cold_bytes_us"] = cold_bytes * 1e6;
+    state.counters["cold_bytes_over_read"] = cold_bytes / read;
   }
   if (!s.visit.empty()) state.counters["visit_us"] = bench::Median(s.visit) * 1e6;
 }
@@ -459,6 +494,7 @@ void Report(benchmark::State& state, const Samples& s, size_t tensors) {
 void AddYardsticks(const SteppedRank::Yardsticks& y, Samples& s) {
   s.read.push_back(y.read);
   s.bytes.push_back(y.bytes);
+  s.cold_bytes.push_back(y.cold_bytes);
 }
 
 // Times one Step of `rank`; under MPI, the slowest rank's time.

@@ -186,6 +186,10 @@ def step_rows(doc, prefix, label):
             # The floor under it: the capture's hashing and squaring of the same bytes alone.
             row("checks", f"{config}, {label}: the bytes alone (hash and squares) over one read",
                 f"{b['bytes_over_read']:.2f}x ({b['bytes_us']:.0f} us)")
+        if "cold_bytes_over_read" in b:
+            # The same floor where the capture finds the bytes: first after the training step.
+            row("checks", f"{config}, {label}: the bytes alone, first after the step, over one read",
+                f"{b['cold_bytes_over_read']:.2f}x ({b['cold_bytes_us']:.0f} us)")
         row("checks", f"{config}, {label}: overhead of the default checks (direct timing)",
             f"{b['overhead_pct']:.1f}% ({b['direct_pct']:.1f}%)", target, verdict)
         if "failfast_overhead_pct" in b:
