@@ -24,6 +24,9 @@
 // at the capture's temperature, and cold_bytes_over_read its median over the read's.
 // visit_us (1 rank, CPU): the checked trainer's VisitState alone, right after its capture (so
 // warmer than inside it): the trainer's share of capture_us, which no capture can avoid.
+// repeats (1 rank, CPU): how many captures in a row, up to the last timed one, digested the last
+// list of the state again instead of listing it (StepRecorder::Capture): 300 steps, all but the
+// first ones that make or replace state tensors.
 //   lockstep-bench --benchmark_filter=StepOverhead                  (1 rank, thread communicator)
 //   lockstep-bench --benchmark_filter=CudaStepOverhead              (1 rank on the GPU: the trainer
 //                  on CUDA, the communicator staged through host memory as gloo's is; each step
@@ -99,7 +102,10 @@ void IgnorePiece(const unsigned char*, size_t, void*) {}
 // same shapes, under mpirun only) shows what grows with the tensor count.
 // tokens_x64 (64x the tokens: 2048 per rank, still far fewer than a real job's sequence length
 // times micro-batch) shows where the per-token step leaves the per-tensor checks.
-enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors, kTokensX64 };
+// zero1_transformer: the default scenario under ZeRO-1 (its optimizer state sharded, its
+// parameters all-gathered after each step: on 1 rank the shard is the whole), whose capture repeats
+// its list as DDP's does (its gradient shard is one tensor for the run).
+enum class Config { kDefault, kLargeModel, kLargeBatch, kManyTensors, kTokensX64, kZero1 };
 
 // The configuration's name as its benchmarks are registered (BENCHMARK_CAPTURE below).
 const char* ConfigName(Config config) {
@@ -109,6 +115,7 @@ const char* ConfigName(Config config) {
     case Config::kLargeBatch: return "large_batch";
     case Config::kManyTensors: return "many_tensors";
     case Config::kTokensX64: return "tokens_x64";
+    case Config::kZero1: return "zero1_transformer";
   }
   return "unknown";
 }
@@ -137,6 +144,7 @@ Result<Scenario> LoadScenario(Config config) {
   if (config == Config::kTokensX64) s->data.batch_per_rank *= 64;
   // 4x the layers, so 4x the tensors of the same shapes: what grows with the tensor count.
   if (config == Config::kManyTensors) s->model.layers *= 4;
+  if (config == Config::kZero1) s->parallel.mode = ParallelMode::kZero1;
   return s;
 }
 
@@ -243,6 +251,8 @@ class SteppedRank {
   double write_seconds() const { return write_seconds_; }
   double compare_seconds() const { return compare_seconds_; }
   size_t tensors() const { return tensors_; }
+  // The captures in a row, up to the last, that repeated the state's last list (StepRecorder).
+  int64_t repeats() const { return recorder_ ? recorder_->repeats() : 0; }
 
   // The yardsticks, timed alone over every byte the capture digests (the tensors VisitState
   // yields, as the trainer holds them now; the list of regions is made before the timers start).
@@ -566,6 +576,8 @@ void BM_StepOverhead(benchmark::State& state, Config config) {
     s.visit.push_back((*checked)->TimeVisit());
     state.SetIterationTime(s.plain.back() + s.checks.back());
   }
+  // Before the profiled steps: the timed captures' own count (all but the first steps').
+  state.counters["repeats"] = static_cast<double>((*checked)->repeats());
   ProfileBoth(state, std::string("cpu-") + ConfigName(config), **plain, **checked, false);
   Report(state, s, (*checked)->tensors());
 }
@@ -697,6 +709,8 @@ BENCHMARK_CAPTURE(BM_StepOverhead, default_transformer, Config::kDefault)
 BENCHMARK_CAPTURE(BM_CudaStepOverhead, default_transformer, Config::kDefault)
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AsyncCaptureOnHost, default_transformer, Config::kDefault)
+    ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_StepOverhead, zero1_transformer, Config::kZero1)
     ->Iterations(300)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_StepOverhead, large_model, Config::kLargeModel)
     ->Iterations(12)->UseManualTime()->Unit(benchmark::kMillisecond);

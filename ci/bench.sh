@@ -164,7 +164,7 @@ for size in (1 << 20, 64 << 20, 256 << 20):
 
 # Per-step overhead of the default checks.
 def step_rows(doc, prefix, label):
-    for config in ("default_transformer", "large_model", "large_batch", "tokens_x64"):
+    for config in ("default_transformer", "zero1_transformer", "large_model", "large_batch", "tokens_x64"):
         b = next((x for x in runs(doc, prefix + config)), None)
         if not ok(b):
             if b is not None:
