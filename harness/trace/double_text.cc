@@ -68,11 +68,12 @@ char* WriteShortestInRange(double v, char* out) {
   const u128 below = x & ((u128{1} << s) - 1);              // the rest, in units of 2^-s
   uint64_t best = 0;
   int best_drop = -1;  // digits dropped from 17 by the best candidate
-  for (int drop = 0; drop <= 16; ++drop) {
-    const uint64_t unit = static_cast<uint64_t>(kPow10[drop]);
-    uint64_t q = whole / unit;
+  uint64_t kept = whole;  // floor(whole / unit), one digit fewer each round: a division by the
+  uint64_t unit = 1;      // constant 10 is a multiplication, where one by `unit` was a divide
+  for (int drop = 0; drop <= 16; ++drop, kept /= 10, unit *= 10) {
+    uint64_t q = kept;
     // Round to nearest, ties to even, on the exact remainder (whole % unit + below / 2^s) / unit.
-    const u128 twice_rest = ((static_cast<u128>(whole % unit) << s) + below) << 1;
+    const u128 twice_rest = ((static_cast<u128>(whole - kept * unit) << s) + below) << 1;
     const u128 half_point = static_cast<u128>(unit) << s;
     if (twice_rest > half_point || (twice_rest == half_point && (q & 1))) ++q;
     const u128 c = static_cast<u128>(q) * unit;  // the candidate times 10^k
@@ -112,6 +113,15 @@ char* WriteShortestInRange(double v, char* out) {
     *out++ = '0';
   }
   return out;
+}
+
+// Outside that range (tiny, huge, -0.0): nlohmann's own formatting, what json::dump() writes for a
+// double (Grisu2: exact, and the shortest form but in rare cases): its code and table are a
+// fraction of std::to_chars' Ryu, which ran cold after every training step (docs/PERFORMANCE.md).
+// A function of its own, placed apart from the hot code (.text.unlikely): inlined, its 0.6 KB lay
+// among the paths a step takes, whose lines are all fetched cold after a training step.
+[[gnu::noinline, gnu::cold]] char* WriteRare(double v, char* out) {
+  return nlohmann::detail::to_chars(out, out + kDoubleTextMax, v);
 }
 
 }  // namespace
@@ -156,10 +166,7 @@ char* WriteDoubleText(double v, char* out) {
     if (char* end = WriteShortestInRange(std::fabs(v), out)) return end;
     out = start;
   }
-  // Outside that range (tiny, huge, -0.0): nlohmann's own formatting, what json::dump() writes for
-  // a double (Grisu2: exact, and the shortest form but in rare cases): its code and table are a
-  // fraction of std::to_chars' Ryu, which ran cold after every training step (docs/PERFORMANCE.md).
-  return nlohmann::detail::to_chars(out, out + kDoubleTextMax, v);
+  return WriteRare(v, out);
 }
 
 }  // namespace lockstep
