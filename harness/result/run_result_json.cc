@@ -245,6 +245,23 @@ class Reader {
     return Status::Ok();
   }
 
+  // Each element of the array `j` at `path`, in order, given to read_one(element, its path
+  // "path[i]"), a Status; the first error ends the walk. Not an array is an error naming `path`.
+  template <typename ReadOne>
+  Status EachElement(const Json& j, const std::string& path, ReadOne read_one) const {
+    LOCKSTEP_RETURN_IF_ERROR(ExpectArray(j, path));
+    for (size_t i = 0; i < j.size(); ++i) LOCKSTEP_RETURN_IF_ERROR(read_one(j[i], Index(path, i)));
+    return Status::Ok();
+  }
+
+  // The same for the array under `key` of `obj`; absent or null, no element.
+  template <typename ReadOne>
+  Status EachElement(const Json& obj, const char* key, const std::string& path, ReadOne read_one) const {
+    const Json* j = Find(obj, key);
+    if (j == nullptr || j->is_null()) return Status::Ok();
+    return EachElement(*j, Join(path, key), read_one);
+  }
+
   // Absent or null leaves *out at its default.
   Status String(const Json& obj, const char* key, const std::string& path, std::string* out) const {
     const Json* j = Find(obj, key);
@@ -294,30 +311,25 @@ class Reader {
   Status IntList(const Json& obj, const char* key, const std::string& path, std::vector<int>* out) const {
     const Json* j = Find(obj, key);
     if (j == nullptr || j->is_null()) return Status::Ok();
-    const std::string p = Join(path, key);
-    LOCKSTEP_RETURN_IF_ERROR(ExpectArray(*j, p));
     out->clear();
-    for (size_t i = 0; i < j->size(); ++i) {
+    return EachElement(*j, Join(path, key), [&](const Json& e, const std::string& p) -> Status {
       int v = 0;
-      LOCKSTEP_RETURN_IF_ERROR(Integer((*j)[i], Index(p, i), &v));
+      LOCKSTEP_RETURN_IF_ERROR(Integer(e, p, &v));
       out->push_back(v);
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   Status StringList(const Json& obj, const char* key, const std::string& path,
                     std::vector<std::string>* out) const {
     const Json* j = Find(obj, key);
     if (j == nullptr || j->is_null()) return Status::Ok();
-    const std::string p = Join(path, key);
-    LOCKSTEP_RETURN_IF_ERROR(ExpectArray(*j, p));
     out->clear();
-    for (size_t i = 0; i < j->size(); ++i) {
-      const Json& e = (*j)[i];
-      if (!e.is_string()) return Error(Index(p, i), std::string("expected a string, got ") + TypeName(e));
+    return EachElement(*j, Join(path, key), [&](const Json& e, const std::string& p) -> Status {
+      if (!e.is_string()) return Error(p, std::string("expected a string, got ") + TypeName(e));
       out->push_back(e.get<std::string>());
-    }
-    return Status::Ok();
+      return Status::Ok();
+    });
   }
 
   Status StringMap(const Json& obj, const char* key, const std::string& path,
@@ -441,85 +453,67 @@ Status ReadVerdict(const Reader& r, const Json& j, const std::string& path, Chec
   return Status::Ok();
 }
 
+Status ReadDivergenceCell(const Reader& r, const Json& j, const std::string& path, DivergenceCell* cell) {
+  LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kStep, path, &cell->step));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kTensor, path, &cell->tensor));
+  return r.EachElement(j, key::kGroups, path, [&](const Json& group, const std::string& p) -> Status {
+    LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(group, p));
+    std::pair<std::vector<int>, std::string>& entry = cell->groups.emplace_back();
+    LOCKSTEP_RETURN_IF_ERROR(r.IntList(group, key::kRanks, p, &entry.first));
+    return r.String(group, key::kDigest, p, &entry.second);
+  });
+}
+
+Status ReadCollectiveSummary(const Reader& r, const Json& j, const std::string& path, CollectiveSummary* c) {
+  LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kRank, path, &c->rank));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kGroup, path, &c->group));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kSeq, path, &c->seq));
+  LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kOp, path, &c->op));
+  LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kStep, path, &c->step));
+  LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kStartS, path, &c->start_s));
+  // end_s: null means still in flight (it hung), not NaN.
+  if (const Json* end = Reader::Find(j, key::kEndS); end != nullptr && !end->is_null()) {
+    double v = 0;
+    LOCKSTEP_RETURN_IF_ERROR(r.Double(*end, Reader::Join(path, key::kEndS), &v));
+    c->end_s = v;
+  }
+  return Status::Ok();
+}
+
 Status ReadSeries(const Reader& r, const Json& j, const std::string& path, ScenarioSeries* s) {
   LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(j, path));
-  if (const Json* steps = Reader::Find(j, key::kSteps); steps != nullptr && !steps->is_null()) {
-    const std::string p = Reader::Join(path, key::kSteps);
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*steps, p));
-    for (size_t i = 0; i < steps->size(); ++i) {
-      int64_t v = 0;
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer((*steps)[i], Reader::Index(p, i), &v));
-      s->steps.push_back(v);
-    }
-  }
+  LOCKSTEP_RETURN_IF_ERROR(r.EachElement(j, key::kSteps, path, [&](const Json& e, const std::string& p) -> Status {
+    int64_t v = 0;
+    LOCKSTEP_RETURN_IF_ERROR(r.Integer(e, p, &v));
+    s->steps.push_back(v);
+    return Status::Ok();
+  }));
   if (const Json* losses = Reader::Find(j, key::kLossByRank); losses != nullptr && !losses->is_null()) {
     const std::string p = Reader::Join(path, key::kLossByRank);
     LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(*losses, p));
     for (auto it = losses->begin(); it != losses->end(); ++it) {
       int rank = 0;
       LOCKSTEP_RETURN_IF_ERROR(r.RankKey(it.key(), p, &rank));
-      const std::string rp = Reader::Join(p, it.key().c_str());
-      LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(it.value(), rp));
       std::vector<double>& values = s->loss_by_rank[rank];
-      for (size_t i = 0; i < it.value().size(); ++i) {
-        double v = 0;
-        LOCKSTEP_RETURN_IF_ERROR(r.Double(it.value()[i], Reader::Index(rp, i), &v));
-        values.push_back(v);
-      }
+      LOCKSTEP_RETURN_IF_ERROR(r.EachElement(it.value(), Reader::Join(p, it.key().c_str()),
+                                             [&](const Json& e, const std::string& ep) -> Status {
+                                               double v = 0;
+                                               LOCKSTEP_RETURN_IF_ERROR(r.Double(e, ep, &v));
+                                               values.push_back(v);
+                                               return Status::Ok();
+                                             }));
     }
   }
   LOCKSTEP_RETURN_IF_ERROR(r.StringList(j, key::kTensors, path, &s->tensors));
-  if (const Json* cells = Reader::Find(j, key::kDivergentCells); cells != nullptr && !cells->is_null()) {
-    const std::string p = Reader::Join(path, key::kDivergentCells);
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*cells, p));
-    for (size_t i = 0; i < cells->size(); ++i) {
-      const Json& c = (*cells)[i];
-      const std::string cp = Reader::Index(p, i);
-      LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(c, cp));
-      DivergenceCell cell;
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kStep, cp, &cell.step));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kTensor, cp, &cell.tensor));
-      if (const Json* groups = Reader::Find(c, key::kGroups); groups != nullptr && !groups->is_null()) {
-        const std::string gp = Reader::Join(cp, key::kGroups);
-        LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*groups, gp));
-        for (size_t g = 0; g < groups->size(); ++g) {
-          const Json& group = (*groups)[g];
-          const std::string ggp = Reader::Index(gp, g);
-          LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(group, ggp));
-          std::pair<std::vector<int>, std::string> entry;
-          LOCKSTEP_RETURN_IF_ERROR(r.IntList(group, key::kRanks, ggp, &entry.first));
-          LOCKSTEP_RETURN_IF_ERROR(r.String(group, key::kDigest, ggp, &entry.second));
-          cell.groups.push_back(std::move(entry));
-        }
-      }
-      s->divergent_cells.push_back(std::move(cell));
-    }
-  }
+  LOCKSTEP_RETURN_IF_ERROR(r.EachElement(j, key::kDivergentCells, path, [&](const Json& e, const std::string& p) {
+    return ReadDivergenceCell(r, e, p, &s->divergent_cells.emplace_back());
+  }));
   LOCKSTEP_RETURN_IF_ERROR(r.Integer(j, key::kDivergentCellsOmitted, path, &s->divergent_cells_omitted));
-  if (const Json* colls = Reader::Find(j, key::kLastCollectives); colls != nullptr && !colls->is_null()) {
-    const std::string p = Reader::Join(path, key::kLastCollectives);
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*colls, p));
-    for (size_t i = 0; i < colls->size(); ++i) {
-      const Json& c = (*colls)[i];
-      const std::string cp = Reader::Index(p, i);
-      LOCKSTEP_RETURN_IF_ERROR(r.ExpectObject(c, cp));
-      CollectiveSummary summary;
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kRank, cp, &summary.rank));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kGroup, cp, &summary.group));
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kSeq, cp, &summary.seq));
-      LOCKSTEP_RETURN_IF_ERROR(r.String(c, key::kOp, cp, &summary.op));
-      LOCKSTEP_RETURN_IF_ERROR(r.Integer(c, key::kStep, cp, &summary.step));
-      LOCKSTEP_RETURN_IF_ERROR(r.Double(c, key::kStartS, cp, &summary.start_s));
-      // end_s: null means still in flight (it hung), not NaN.
-      if (const Json* end = Reader::Find(c, key::kEndS); end != nullptr && !end->is_null()) {
-        double v = 0;
-        LOCKSTEP_RETURN_IF_ERROR(r.Double(*end, Reader::Join(cp, key::kEndS), &v));
-        summary.end_s = v;
-      }
-      s->last_collectives.push_back(std::move(summary));
-    }
-  }
-  return Status::Ok();
+  return r.EachElement(j, key::kLastCollectives, path, [&](const Json& e, const std::string& p) {
+    return ReadCollectiveSummary(r, e, p, &s->last_collectives.emplace_back());
+  });
 }
 
 Status ReadScenario(const Reader& r, const Json& j, const std::string& path, ScenarioResult* s) {
@@ -541,24 +535,12 @@ Status ReadScenario(const Reader& r, const Json& j, const std::string& path, Sce
   LOCKSTEP_RETURN_IF_ERROR(ReadOutcome(r, j, path, &s->outcome));
   LOCKSTEP_RETURN_IF_ERROR(r.Double(j, key::kDurationS, path, &s->duration_s));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kReason, path, &s->reason));
-  if (const Json* findings = Reader::Find(j, key::kFindings); findings != nullptr && !findings->is_null()) {
-    const std::string p = Reader::Join(path, key::kFindings);
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*findings, p));
-    for (size_t i = 0; i < findings->size(); ++i) {
-      Finding f;
-      LOCKSTEP_RETURN_IF_ERROR(ReadFinding(r, (*findings)[i], Reader::Index(p, i), &f));
-      s->findings.push_back(std::move(f));
-    }
-  }
-  if (const Json* checkers = Reader::Find(j, key::kCheckers); checkers != nullptr && !checkers->is_null()) {
-    const std::string p = Reader::Join(path, key::kCheckers);
-    LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*checkers, p));
-    for (size_t i = 0; i < checkers->size(); ++i) {
-      CheckerVerdict v;
-      LOCKSTEP_RETURN_IF_ERROR(ReadVerdict(r, (*checkers)[i], Reader::Index(p, i), &v));
-      s->checkers.push_back(std::move(v));
-    }
-  }
+  LOCKSTEP_RETURN_IF_ERROR(r.EachElement(j, key::kFindings, path, [&](const Json& e, const std::string& p) {
+    return ReadFinding(r, e, p, &s->findings.emplace_back());
+  }));
+  LOCKSTEP_RETURN_IF_ERROR(r.EachElement(j, key::kCheckers, path, [&](const Json& e, const std::string& p) {
+    return ReadVerdict(r, e, p, &s->checkers.emplace_back());
+  }));
   LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, key::kRankLogs, path, &s->rank_logs));
   LOCKSTEP_RETURN_IF_ERROR(r.RankStringMap(j, key::kRankHosts, path, &s->rank_hosts));
   LOCKSTEP_RETURN_IF_ERROR(r.String(j, key::kRunDir, path, &s->run_dir));
@@ -648,12 +630,9 @@ Result<RunResult> RunResultFromJson(const nlohmann::ordered_json& json, const st
   }
   const Json* scenarios = Reader::Find(json, key::kScenarios);
   if (scenarios == nullptr) return r.Error("", std::string("missing \"") + key::kScenarios + "\"");
-  LOCKSTEP_RETURN_IF_ERROR(r.ExpectArray(*scenarios, key::kScenarios));
-  for (size_t i = 0; i < scenarios->size(); ++i) {
-    ScenarioResult s;
-    LOCKSTEP_RETURN_IF_ERROR(ReadScenario(r, (*scenarios)[i], Reader::Index(key::kScenarios, i), &s));
-    result.scenarios.push_back(std::move(s));
-  }
+  LOCKSTEP_RETURN_IF_ERROR(r.EachElement(*scenarios, key::kScenarios, [&](const Json& e, const std::string& p) {
+    return ReadScenario(r, e, p, &result.scenarios.emplace_back());
+  }));
   return result;
 }
 

@@ -227,6 +227,27 @@ TEST(RunResultJsonTest, ErrorsNameTheJsonPath) {
   r = RunResultFromJson(j);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("scenarios[0].ranks: expected an integer, got number"));
+
+  // Arrays inside arrays: each level's index in the path.
+  j = RunResultToJson(FullResult());
+  j["scenarios"][0]["series"]["divergent_cells"][0]["groups"][1]["ranks"][0] = "one";
+  r = RunResultFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("scenarios[0].series.divergent_cells[0].groups[1].ranks[0]: expected an integer, got string"));
+
+  j = RunResultToJson(FullResult());
+  j["scenarios"][0]["series"]["last_collectives"][1] = 7;
+  r = RunResultFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("scenarios[0].series.last_collectives[1]: expected an object, got number"));
+
+  j = RunResultToJson(FullResult());
+  j["scenarios"][0]["checkers"] = "all";
+  r = RunResultFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("scenarios[0].checkers: expected an array, got string"));
 }
 
 TEST(RunResultJsonTest, InvalidJsonAndMissingFile) {
