@@ -251,61 +251,60 @@ void TraceWriter::KeepLayout(const std::vector<TensorRecord>& tensors, const std
   }
 }
 
-Status TraceWriter::WriteStep(const StepRecord& step) {
-  std::lock_guard<std::mutex> lock(mu_);
-  line_.clear();
-  const bool same_id = step.layout_id != 0 && step.layout_id == layout_id_;
-  layout_id_ = step.layout_id;
-  if (!same_id && !SameLayout(step.tensors)) {
-    // Names, kinds and shapes once, when they change (step 0, and the step that first has
-    // optimizer state), in the same append as the step that needs them; before them, each
-    // replica group they name that no earlier record defined.
-    std::vector<int64_t> ids(step.tensors.size(), 0);
-    for (size_t i = 0; i < step.tensors.size(); ++i) {
-      const std::shared_ptr<const ReplicaGroup>& g = step.tensors[i].group;
-      if (g == nullptr) continue;
-      size_t k = 0;
-      while (k < groups_.size() && !SameReplicaGroup(groups_[k], g)) ++k;
-      if (k == groups_.size()) {
-        groups_.push_back(g);
-        JsonLine d(line_, /*append=*/true);
-        d.Begin();
-        d.Field(f::kType, f::kReplicaGroupRecord);
-        d.Field(f::kId, static_cast<int64_t>(k + 1));
-        d.BeginArray(f::kRanks);
-        for (size_t r = 0; r < g->ranks.size(); ++r) {
-          if (r > 0) line_.push_back(',');
-          line_ += std::to_string(g->ranks[r]);
-        }
-        d.EndArray();
-        d.Field(f::kLabel, g->label);
-        d.End();
-        d.NewLine();
+// Out of WriteStep, and placed apart from it (cold): the few steps whose layout changes run it,
+// and inlined, its code lay among the lines every step fetches cold after a training step.
+__attribute__((cold, noinline)) void TraceWriter::AppendLayoutRecords(const std::vector<TensorRecord>& tensors) {
+  // A `tensors` record (names, kinds, shapes), after a `replica_group` record for each group it
+  // names that no earlier record defined.
+  std::vector<int64_t> ids(tensors.size(), 0);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::shared_ptr<const ReplicaGroup>& g = tensors[i].group;
+    if (g == nullptr) continue;
+    size_t k = 0;
+    while (k < groups_.size() && !SameReplicaGroup(groups_[k], g)) ++k;
+    if (k == groups_.size()) {
+      groups_.push_back(g);
+      JsonLine d(line_, /*append=*/true);
+      d.Begin();
+      d.Field(f::kType, f::kReplicaGroupRecord);
+      d.Field(f::kId, static_cast<int64_t>(k + 1));
+      d.BeginArray(f::kRanks);
+      for (size_t r = 0; r < g->ranks.size(); ++r) {
+        if (r > 0) line_.push_back(',');
+        line_ += std::to_string(g->ranks[r]);
       }
-      ids[i] = static_cast<int64_t>(k + 1);
+      d.EndArray();
+      d.Field(f::kLabel, g->label);
+      d.End();
+      d.NewLine();
     }
-    JsonLine j(line_, /*append=*/true);
-    j.Begin();
-    j.Field(f::kType, f::kTensorsRecord);
-    j.BeginArray(f::kTensors);
-    for (size_t i = 0; i < step.tensors.size(); ++i) {
-      const TensorRecord& t = step.tensors[i];
-      j.BeginObjectInArray();
-      j.Field(f::kName, t.name);
-      j.Field(f::kKind, ToString(t.kind));
-      j.Field(f::kNumel, t.numel);
-      j.Field(f::kDtype, t.dtype);
-      j.Field(f::kReplicated, t.replicated);
-      if (ids[i] != 0) j.Field(f::kGroup, ids[i]);  // absent: the whole world, as before 2.2
-      j.End();
-    }
-    j.EndArray();
-    j.End();
-    j.NewLine();
-    KeepLayout(step.tensors, ids);
+    ids[i] = static_cast<int64_t>(k + 1);
   }
-  char head[kStepHeadMax];
-  line_.append(head, StepHead(step, head));
+  JsonLine j(line_, /*append=*/true);
+  j.Begin();
+  j.Field(f::kType, f::kTensorsRecord);
+  j.BeginArray(f::kTensors);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorRecord& t = tensors[i];
+    j.BeginObjectInArray();
+    j.Field(f::kName, t.name);
+    j.Field(f::kKind, ToString(t.kind));
+    j.Field(f::kNumel, t.numel);
+    j.Field(f::kDtype, t.dtype);
+    j.Field(f::kReplicated, t.replicated);
+    if (ids[i] != 0) j.Field(f::kGroup, ids[i]);  // absent: the whole world, as before 2.2
+    j.End();
+  }
+  j.EndArray();
+  j.End();
+  j.NewLine();
+  KeepLayout(tensors, ids);
+}
+
+// The members a step record has only in some runs (each absent before a schema version), after
+// the ones every step has. A function of its own: most runs' steps have none of them, and
+// inlined, their code lay among the lines every step fetches cold after a training step.
+__attribute__((noinline)) void TraceWriter::AppendOptionalStepMembers(const StepRecord& step) {
   JsonLine j(line_, /*append=*/true);
   j.ContinueObject();
   if (step.forwards) j.Field(f::kForwards, *step.forwards);  // absent: not counted, as before 2.5
@@ -339,6 +338,19 @@ Status TraceWriter::WriteStep(const StepRecord& step) {
     }
     j.EndArray();
   }
+}
+
+Status TraceWriter::WriteStep(const StepRecord& step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  line_.clear();
+  const bool same_id = step.layout_id != 0 && step.layout_id == layout_id_;
+  layout_id_ = step.layout_id;
+  // Names, kinds and shapes once, when they change (step 0, and the step that first has optimizer
+  // state), in the same append as the step that needs them.
+  if (!same_id && !SameLayout(step.tensors)) AppendLayoutRecords(step.tensors);
+  char head[kStepHeadMax];
+  line_.append(head, StepHead(step, head));
+  AppendOptionalStepMembers(step);
   char tail[40];  // ,"n":N,"table":"
   char* t = PutInt(PutKey(tail, f::kN), static_cast<int64_t>(step.tensors.size()));
   t = PutKey(t, f::kTable);

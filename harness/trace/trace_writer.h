@@ -76,6 +76,10 @@ class TraceWriter {
   bool SameLayout(const std::vector<TensorRecord>& tensors) const;
   // Keeps what a `tensors` record just said of `tensors` (`group_ids`: the id written for each).
   void KeepLayout(const std::vector<TensorRecord>& tensors, const std::vector<int64_t>& group_ids);
+  // WriteStep's parts in line_: a `tensors` record of `tensors` (and the replica groups it names
+  // first), and the step's optional members.
+  void AppendLayoutRecords(const std::vector<TensorRecord>& tensors);
+  void AppendOptionalStepMembers(const StepRecord& step);
 
   // The tensors of the last `tensors` record, flat (SameLayout reads it front to back).
   std::string layout_;
