@@ -120,7 +120,7 @@ char* WriteShortestInRange(double v, char* out) {
 // fraction of std::to_chars' Ryu, which ran cold after every training step (docs/PERFORMANCE.md).
 // A function of its own, placed apart from the hot code (.text.unlikely): inlined, its 0.6 KB lay
 // among the paths a step takes, whose lines are all fetched cold after a training step.
-[[gnu::noinline, gnu::cold]] char* WriteRare(double v, char* out) {
+[[gnu::cold, gnu::noinline]] char* WriteRare(double v, char* out) {
   return nlohmann::detail::to_chars(out, out + kDoubleTextMax, v);
 }
 

@@ -253,7 +253,7 @@ void TraceWriter::KeepLayout(const std::vector<TensorRecord>& tensors, const std
 
 // Out of WriteStep, and placed apart from it (cold): the few steps whose layout changes run it,
 // and inlined, its code lay among the lines every step fetches cold after a training step.
-__attribute__((cold, noinline)) void TraceWriter::AppendLayoutRecords(const std::vector<TensorRecord>& tensors) {
+[[gnu::cold, gnu::noinline]] void TraceWriter::AppendLayoutRecords(const std::vector<TensorRecord>& tensors) {
   // A `tensors` record (names, kinds, shapes), after a `replica_group` record for each group it
   // names that no earlier record defined.
   std::vector<int64_t> ids(tensors.size(), 0);
@@ -304,7 +304,7 @@ __attribute__((cold, noinline)) void TraceWriter::AppendLayoutRecords(const std:
 // The members a step record has only in some runs (each absent before a schema version), after
 // the ones every step has. A function of its own: most runs' steps have none of them, and
 // inlined, their code lay among the lines every step fetches cold after a training step.
-__attribute__((noinline)) void TraceWriter::AppendOptionalStepMembers(const StepRecord& step) {
+[[gnu::noinline]] void TraceWriter::AppendOptionalStepMembers(const StepRecord& step) {
   JsonLine j(line_, /*append=*/true);
   j.ContinueObject();
   if (step.forwards) j.Field(f::kForwards, *step.forwards);  // absent: not counted, as before 2.5
