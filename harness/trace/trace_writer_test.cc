@@ -83,6 +83,25 @@ StepRecord Step(int64_t step, int tensors) {
   return s;
 }
 
+// A test that begins with rank 0's trace open in a temporary folder of its own (OpenRank for
+// another rank's): path_ and writer_.
+class TraceWriterFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(OpenRank(0)); }
+
+  // Opens rank `rank`'s trace (its header's rank too) in place of the one open.
+  void OpenRank(int rank) {
+    path_ = temp_.path() / TraceFileName(rank);
+    Result<std::unique_ptr<TraceWriter>> w = TraceWriter::Open(path_, Header(rank));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    writer_ = std::move(*w);
+  }
+
+  testing::TempDir temp_{"lockstep_trace_writer_"};
+  std::filesystem::path path_;
+  std::unique_ptr<TraceWriter> writer_;
+};
+
 TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
   testing::TempDir temp("lockstep_trace_writer_header_");
   const std::filesystem::path& dir = temp.path();
@@ -299,13 +318,9 @@ TEST(TraceWriterTest, OpenFailsWithAStatusOnAnUnwritablePath) {
 
 // Issue 15's budget: at most 40 bytes per tensor per step. Names, kinds and shapes are written
 // once, in the `tensors` record before the first step that has them.
-TEST(TraceWriterTest, AStepRecordCostsAtMostFortyBytesPerTensor) {
-  testing::TempDir temp("lockstep_trace_writer_size_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
-  for (int step = 1; step <= 3; ++step) ASSERT_TRUE((*w)->WriteStep(Step(step, 300)).ok());
-  auto lines = Lines(path);
+TEST_F(TraceWriterFileTest, AStepRecordCostsAtMostFortyBytesPerTensor) {
+  for (int step = 1; step <= 3; ++step) ASSERT_TRUE(writer_->WriteStep(Step(step, 300)).ok());
+  auto lines = Lines(path_);
   ASSERT_EQ(lines.size(), 5u);  // header, tensors, 3 steps
   EXPECT_EQ(nlohmann::json::parse(lines[1])["type"], "tensors");
   for (size_t i = 2; i < lines.size(); ++i) {
@@ -316,11 +331,7 @@ TEST(TraceWriterTest, AStepRecordCostsAtMostFortyBytesPerTensor) {
 
 // A step whose tensors differ from the last `tensors` record's (optimizer state appears after the
 // first step, a tensor changes shape) gets a new one, and each step reads back its own tensors.
-TEST(TraceWriterTest, ANewTensorsRecordWhenTheTensorsChange) {
-  testing::TempDir temp("lockstep_trace_writer_layout_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, ANewTensorsRecordWhenTheTensorsChange) {
   StepRecord a = Step(0, 3);
   StepRecord b = Step(1, 5);
   StepRecord c = Step(2, 5);
@@ -328,11 +339,11 @@ TEST(TraceWriterTest, ANewTensorsRecordWhenTheTensorsChange) {
   StepRecord d = Step(3, 5);
   d.tensors[2].numel += 1;
   d.tensors[4].norm = -0.0;
-  for (const StepRecord* s : {&a, &b, &c, &d}) ASSERT_TRUE((*w)->WriteStep(*s).ok());
+  for (const StepRecord* s : {&a, &b, &c, &d}) ASSERT_TRUE(writer_->WriteStep(*s).ok());
   std::vector<std::string> types;
-  for (const auto& l : Lines(path)) types.push_back(nlohmann::json::parse(l)["type"]);
+  for (const auto& l : Lines(path_)) types.push_back(nlohmann::json::parse(l)["type"]);
   EXPECT_EQ(types, (std::vector<std::string>{"header", "tensors", "step", "tensors", "step", "tensors", "step", "step"}));
-  auto t = ReadTrace(path);
+  auto t = ReadTrace(path_);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->steps.size(), 4u);
   const StepRecord* want[] = {&a, &b, &c, &d};
@@ -352,11 +363,7 @@ TEST(TraceWriterTest, ANewTensorsRecordWhenTheTensorsChange) {
 
 // Each field a `tensors` record says of a tensor, changed alone from one step to the next, makes a
 // new `tensors` record; the same fields in other objects (another string, an equal group) do not.
-TEST(TraceWriterTest, EveryFieldOfTheLayoutIsCompared) {
-  testing::TempDir temp("lockstep_trace_writer_layout_fields_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, EveryFieldOfTheLayoutIsCompared) {
   const auto dp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 1}, "mesh dim dp"});
   std::vector<std::pair<std::string, std::function<void(TensorRecord&)>>> changes = {
       {"nothing", [](TensorRecord&) {}},
@@ -375,10 +382,10 @@ TEST(TraceWriterTest, EveryFieldOfTheLayoutIsCompared) {
     StepRecord after = before;
     after.step = step++;
     change(after.tensors[2]);
-    ASSERT_TRUE((*w)->WriteStep(before).ok());
-    const size_t lines_before = Lines(path).size();
-    ASSERT_TRUE((*w)->WriteStep(after).ok());
-    std::vector<std::string> written = Lines(path);
+    ASSERT_TRUE(writer_->WriteStep(before).ok());
+    const size_t lines_before = Lines(path_).size();
+    ASSERT_TRUE(writer_->WriteStep(after).ok());
+    std::vector<std::string> written = Lines(path_);
     written.erase(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(lines_before));
     std::vector<std::string> types;
     for (const auto& l : written) types.push_back(nlohmann::json::parse(l)["type"]);
@@ -395,19 +402,19 @@ TEST(TraceWriterTest, EveryFieldOfTheLayoutIsCompared) {
   b.step = step++;
   b.tensors[1].group = std::make_shared<const ReplicaGroup>(*dp);
   for (TensorRecord& t : b.tensors) t.name = std::string(t.name.data(), t.name.size());
-  ASSERT_TRUE((*w)->WriteStep(a).ok());
-  const size_t lines_before = Lines(path).size();
-  ASSERT_TRUE((*w)->WriteStep(b).ok());
-  EXPECT_EQ(Lines(path).size(), lines_before + 1) << "only the step record";
+  ASSERT_TRUE(writer_->WriteStep(a).ok());
+  const size_t lines_before = Lines(path_).size();
+  ASSERT_TRUE(writer_->WriteStep(b).ok());
+  EXPECT_EQ(Lines(path_).size(), lines_before + 1) << "only the step record";
   // Fewer tensors, and more.
   StepRecord fewer = Step(step++, 3);
   StepRecord more = Step(step++, 5);
   for (const StepRecord* s : {&fewer, &more}) {
-    const size_t n = Lines(path).size();
-    ASSERT_TRUE((*w)->WriteStep(*s).ok());
-    EXPECT_EQ(Lines(path).size(), n + 2) << s->tensors.size() << " tensors: a tensors record and the step";
+    const size_t n = Lines(path_).size();
+    ASSERT_TRUE(writer_->WriteStep(*s).ok());
+    EXPECT_EQ(Lines(path_).size(), n + 2) << s->tensors.size() << " tensors: a tensors record and the step";
   }
-  auto t = ReadTrace(path);
+  auto t = ReadTrace(path_);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->steps.size(), static_cast<size_t>(step));
 }
@@ -415,15 +422,11 @@ TEST(TraceWriterTest, EveryFieldOfTheLayoutIsCompared) {
 
 // A step record carrying the layout_id of the last one is written without comparing its layout
 // (the capture vouches for it: TensorCapture); any other id, or none, is compared as before.
-TEST(TraceWriterTest, TheLastRecordsLayoutIdSparesTheComparison) {
-  testing::TempDir temp("lockstep_trace_writer_layout_id_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, TheLastRecordsLayoutIdSparesTheComparison) {
   auto types_of = [&](StepRecord s) {
-    const size_t before = Lines(path).size();
-    EXPECT_TRUE((*w)->WriteStep(s).ok());
-    std::vector<std::string> written = Lines(path), types;
+    const size_t before = Lines(path_).size();
+    EXPECT_TRUE(writer_->WriteStep(s).ok());
+    std::vector<std::string> written = Lines(path_), types;
     for (size_t i = before; i < written.size(); ++i) types.push_back(nlohmann::json::parse(written[i])["type"]);
     return types;
   };
@@ -448,11 +451,8 @@ TEST(TraceWriterTest, TheLastRecordsLayoutIdSparesTheComparison) {
 }
 
 
-TEST(TraceWriterTest, ReplicaGroupsAreDefinedOnceAndNamedByIdPerTensor) {
-  testing::TempDir temp("lockstep_trace_writer_groups_");
-  const auto path = temp.path() / TraceFileName(1);
-  auto w = TraceWriter::Open(path, Header(1));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, ReplicaGroupsAreDefinedOnceAndNamedByIdPerTensor) {
+  ASSERT_NO_FATAL_FAILURE(OpenRank(1));
   auto dp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{1, 3}, "mesh dim dp"});
   auto tp = std::make_shared<const ReplicaGroup>(ReplicaGroup{{0, 1}, "mesh dim tp"});
   StepRecord a = Step(1, 4);
@@ -468,8 +468,8 @@ TEST(TraceWriterTest, ReplicaGroupsAreDefinedOnceAndNamedByIdPerTensor) {
   c.tensors[1].group = tp;
   c.tensors[2].group = dp;
   c.tensors[3].group = tp;
-  for (const StepRecord* s : {&a, &b, &c}) ASSERT_TRUE((*w)->WriteStep(*s).ok());
-  const std::vector<std::string> lines = Lines(path);
+  for (const StepRecord* s : {&a, &b, &c}) ASSERT_TRUE(writer_->WriteStep(*s).ok());
+  const std::vector<std::string> lines = Lines(path_);
   std::vector<std::string> types;
   for (const auto& l : lines) types.push_back(nlohmann::json::parse(l)["type"]);
   EXPECT_EQ(types, (std::vector<std::string>{"header", "replica_group", "replica_group", "tensors", "step", "step",
@@ -483,7 +483,7 @@ TEST(TraceWriterTest, ReplicaGroupsAreDefinedOnceAndNamedByIdPerTensor) {
   // The step records themselves carry no group: the ids cost nothing per step.
   EXPECT_EQ(lines[4].find("group"), std::string::npos);
 
-  auto t = ReadTrace(path);
+  auto t = ReadTrace(path_);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->steps.size(), 3u);
   const std::vector<TensorRecord>& got = t->steps[2].tensors;
@@ -513,22 +513,18 @@ TEST(TraceWriterTest, AStepWithReplicaGroupsCostsWhatOneWithoutDoes) {
 }
 
 
-TEST(TraceWriterTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
-  testing::TempDir temp("lockstep_trace_writer_no_loss_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
   StepRecord a = Step(1, 2);
   a.loss = std::numeric_limits<double>::quiet_NaN();
   a.loss_reported = false;
   StepRecord b = Step(2, 2);
   b.loss = std::numeric_limits<double>::quiet_NaN();  // a NaN the program did report
-  ASSERT_TRUE((*w)->WriteStep(a).ok());
-  ASSERT_TRUE((*w)->WriteStep(b).ok());
-  const std::vector<std::string> lines = Lines(path);
+  ASSERT_TRUE(writer_->WriteStep(a).ok());
+  ASSERT_TRUE(writer_->WriteStep(b).ok());
+  const std::vector<std::string> lines = Lines(path_);
   EXPECT_FALSE(nlohmann::json::parse(lines[2]).contains("loss")) << lines[2];
   EXPECT_EQ(nlohmann::json::parse(lines[3])["loss"], "nan");
-  auto t = ReadTrace(path);
+  auto t = ReadTrace(path_);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->steps.size(), 2u);
   EXPECT_FALSE(t->steps[0].loss_reported);
@@ -539,11 +535,7 @@ TEST(TraceWriterTest, ALossNotReportedIsLeftOutAndReadsBackAsNotReported) {
 
 // A step record's text, member by member: the members every step has, written by the writer's
 // own pointer stores, then the optional ones (JsonLine), then the count and the table, one line.
-TEST(TraceWriterTest, AStepRecordsTextIsItsMembersInOrder) {
-  testing::TempDir temp("lockstep_trace_writer_step_text_");
-  const auto path = temp.path() / TraceFileName(0);
-  auto w = TraceWriter::Open(path, Header(0));
-  ASSERT_TRUE(w.ok());
+TEST_F(TraceWriterFileTest, AStepRecordsTextIsItsMembersInOrder) {
   StepRecord plain = Step(3, 1);
   plain.loss = 0.5501333475112915;
   plain.grad_norm = -std::numeric_limits<double>::infinity();
@@ -555,9 +547,9 @@ TEST(TraceWriterTest, AStepRecordsTextIsItsMembersInOrder) {
   full.forwards = 2;
   full.optimizer = {{"beta1", 0.9}};
   full.edited_after_update = std::vector<std::string>{"w\"0"};
-  ASSERT_TRUE((*w)->WriteStep(plain).ok());
-  ASSERT_TRUE((*w)->WriteStep(full).ok());
-  const std::vector<std::string> lines = Lines(path);
+  ASSERT_TRUE(writer_->WriteStep(plain).ok());
+  ASSERT_TRUE(writer_->WriteStep(full).ok());
+  const std::vector<std::string> lines = Lines(path_);
   ASSERT_EQ(lines.size(), 4u);  // the header, the tensors record, the two steps
   const std::string table = lines[2].substr(lines[2].find(",\"table\":"));
   EXPECT_EQ(lines[2], R"({"type":"step","step":3,"loss":0.5501333475112915,"grad_norm":"-inf","lr":0.001,)"
@@ -566,7 +558,7 @@ TEST(TraceWriterTest, AStepRecordsTextIsItsMembersInOrder) {
   EXPECT_EQ(lines[3].substr(0, lines[3].find(",\"table\":")),
             R"({"type":"step","step":4,"grad_norm":"-inf","lr":0.001,"wall_s":12.345678,"forwards":2,)"
             R"("optimizer":{"beta1":0.9},"edited_after_update":["w\"0"],"n":1)");
-  auto t = ReadTrace(path);
+  auto t = ReadTrace(path_);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->steps.size(), 2u);
   EXPECT_EQ(t->steps[0].loss, 0.5501333475112915);
