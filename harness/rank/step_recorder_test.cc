@@ -413,7 +413,9 @@ TEST(CudaStepRecorderTest, RepeatedCapturesRecordWhatThePerTensorPathRecords) {
   StepRecorder recorder(nullptr);
   StepRecord record;
   for (int64_t step = 0; step <= 40; ++step) {
-    if (step > 0) ASSERT_TRUE(rank.trainer->Step(step).ok());
+    if (step > 0) {
+      ASSERT_TRUE(rank.trainer->Step(step).ok());
+    }
     const Status captured = recorder.Capture(*rank.trainer, step, nullptr, 1.0, record);
     ASSERT_TRUE(captured.ok()) << captured.ToString();
     EXPECT_EQ(recorder.repeats(), std::max<int64_t>(0, step - 1)) << "step " << step;

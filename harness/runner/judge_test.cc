@@ -311,7 +311,9 @@ void WriteHungSpawning(const fs::path& traces) {
       c.step = static_cast<int64_t>(seq) + 1;
       c.start_s = static_cast<double>(seq);
       ASSERT_TRUE((*writer)->WriteCollectiveBegin(c).ok());
-      if (seq == 0) ASSERT_TRUE((*writer)->WriteCollectiveEnd("world", 0, 0.5).ok());
+      if (seq == 0) {
+        ASSERT_TRUE((*writer)->WriteCollectiveEnd("world", 0, 0.5).ok());
+      }
     }
     ASSERT_TRUE((*writer)->WriteStep(OneTensorStep(1, Digest128{1, 7})).ok());
   }

@@ -30,7 +30,9 @@ std::vector<std::string> Visited(OptimizerKind kind, double momentum, int steps)
     names.push_back(name);
     EXPECT_EQ(t.sizes(), w.sizes()) << name;
     const auto& state = *optimizer->state().at(w.unsafeGetTensorImpl());
-    if (name == "exp_avg") EXPECT_TRUE(t.is_same(static_cast<const torch::optim::AdamWParamState&>(state).exp_avg()));
+    if (name == "exp_avg") {
+      EXPECT_TRUE(t.is_same(static_cast<const torch::optim::AdamWParamState&>(state).exp_avg()));
+    }
     if (name == "momentum_buffer") {
       EXPECT_TRUE(t.is_same(static_cast<const torch::optim::SGDParamState&>(state).momentum_buffer()));
     }

@@ -219,7 +219,9 @@ TEST(TrainerStateEpochTest, AnEpochKeptMeansTheSameTensorsAndDdpKeepsItFromStepO
         EXPECT_TRUE(run.visited[step] == run.visited[step - 1]) << "rank " << r << ": step " << step
                                                                  << " kept the epoch of a state of other tensors";
       }
-      if (c.kept) EXPECT_EQ(kept, s.steps - 1) << "rank " << r;
+      if (c.kept) {
+        EXPECT_EQ(kept, s.steps - 1) << "rank " << r;
+      }
     }
   }
 }
