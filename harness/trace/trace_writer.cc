@@ -21,6 +21,21 @@ namespace lockstep {
 namespace f = trace_field;  // the format's names
 namespace {
 
+char* PutText(char* p, const char* text) {
+  const size_t n = std::strlen(text);  // the format's own names: constants, folded
+  std::memcpy(p, text, n);
+  return p + n;
+}
+
+// A double's text (double_text.h) at `p`, which has room for kDoubleTextMax characters. JSON has no
+// NaN or infinity, so those are the strings "nan", "inf", "-inf" (the reader maps them back; null
+// reads as NaN).
+char* PutDouble(char* p, double v) {
+  if (std::isnan(v)) return PutText(p, "\"nan\"");
+  if (std::isinf(v)) return PutText(p, v > 0 ? "\"inf\"" : "\"-inf\"");
+  return WriteDoubleText(v, p);
+}
+
 // Appends JSON by hand for the hot records: a step with a few hundred tensors costs ~3x less than
 // building an nlohmann tree (measured ~110 us vs ~330 us for 300 tensors). Strings that need
 // escaping still go through nlohmann so the escaping rules are the library's.
@@ -102,13 +117,9 @@ class JsonLine {
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
     out_.append(buf, r.ptr);
   }
-  // Text that reads back to the same double (double_text.h); JSON has no NaN or infinity, so
-  // those are the strings "nan", "inf", "-inf" (the reader maps them back; null reads as NaN).
   void Double(double v) {
-    if (std::isnan(v)) { out_ += "\"nan\""; return; }
-    if (std::isinf(v)) { out_ += v > 0 ? "\"inf\"" : "\"-inf\""; return; }
     char buf[kDoubleTextMax];
-    out_.append(buf, WriteDoubleText(v, buf));
+    out_.append(buf, PutDouble(buf, v));
   }
 
   std::string& out_;
@@ -117,12 +128,7 @@ class JsonLine {
 
 // The members every step record has, stored with pointer writes into a buffer of the caller's
 // (StepHead), where JsonLine's std::string calls were a few each, their code cold after a training
-// step (issue 47). The same text as JsonLine writes: `,"key":value`.
-char* PutText(char* p, const char* text) {
-  const size_t n = std::strlen(text);  // the format's own names: constants, folded
-  std::memcpy(p, text, n);
-  return p + n;
-}
+// step (issue 47). The same text as JsonLine writes: `,"key":value` (PutText and PutDouble above).
 char* PutKey(char* p, const char* key) {
   *p++ = ',';
   *p++ = '"';
@@ -132,12 +138,6 @@ char* PutKey(char* p, const char* key) {
   return p;
 }
 char* PutInt(char* p, int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
-// As JsonLine::Double: the non-finite values as strings.
-char* PutDouble(char* p, double v) {
-  if (std::isnan(v)) return PutText(p, "\"nan\"");
-  if (std::isinf(v)) return PutText(p, v > 0 ? "\"inf\"" : "\"-inf\"");
-  return WriteDoubleText(v, p);
-}
 
 // {"type":"step","step":N,"loss":X,"grad_norm":X,"lr":X,"wall_s":X: at most 14 + 8 + 20 + 4 * (13 +
 // kDoubleTextMax) characters.
