@@ -449,7 +449,7 @@ digest_gpu_tests="CudaDigestTest.MatchesCpuOnOddSizes CudaDigestTest.DtypeAndSha
   CudaTensorDigestTest.DeviceTensorsDigestLikeTheirCpuCopies CudaTensorDigestTest.ViewsAndDtypesOnTheDevice
   CudaTensorDigestTest.RecordOfADeviceTensor CudaTensorDigestTest.OneBatchForAStepEqualsThePerTensorPath
   CudaDigestTest.SquareSumsAreTheCpuDefinitionBitForBit CudaDigestTest.SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused
-  CudaTensorDigestTest.NormsAreTheCpuCopysBitForBit
+  CudaTensorDigestTest.NormsAreTheCpuCopysBitForBit CudaDigestTest.KeptMemoryServesCallsOfEverySizeAndFromTwoThreads
   CudaCaptureDeviceTest.DigestsAndNormsAreTheCpusBits CudaCaptureDeviceTest.TheHostNeverWaitsForTheTrainingStream
   CudaCaptureDeviceTest.StepsLandInOrderAcrossSlots CudaStepRecorderTest.AsyncCaptureWritesTheSynchronousRecords
   CudaStepRecorderTest.RepeatedCapturesRecordWhatThePerTensorPathRecords"
@@ -731,8 +731,8 @@ fi
 
 # The CUPTI recorder is quiet on clean runs (the top rule: never cry wolf): loaded by the driver
 # into each rank of clean programs, the CPU examples (no cuInit: it never loads, and nothing
-# changes) and a CUDA one (cuda_weight_edit.py: its finding is replica_weights at step 2, and none
-# may be discovery_count; device counts after start-up are queries, allowed). Its figures: the
+# changes) and a CUDA one (cuda_weight_edit.py: its findings are replica_weights at step 2 and
+# finite at step 3, and none may be discovery_count; device counts after start-up are queries, allowed). Its figures: the
 # cuda.* calls per rank, to hold against the program.
 if want cupti; then
   cupti_lib=$build_dir/lib/liblockstep_cupti.so
@@ -745,7 +745,7 @@ if want cupti; then
     rm -rf "$out/cupti"
     for prog in examples/clean_ddp_adamw.py examples/clean_manual_allreduce.py probe/tests/programs/cuda_weight_edit.py; do
       name=$(basename "$prog" .py)
-      # The exit status is the program's findings (cuda_weight_edit has one); report.json is read below.
+      # The exit status is the program's findings (cuda_weight_edit has two); report.json is read below.
       bounded "cupti-exec-$name.log" "$bin/lockstep" exec --ranks 3 --recorders cuda \
         --launcher local --out "$out/cupti/$name" -- "$python" "$root/$prog" || true
     done

@@ -184,19 +184,42 @@ TEST(ProbeCases, SubgroupCollectivesAreRecordedPerGroup) {
 TEST(ProbeCases, ZeroRedundancyOptimizerStateIsPerRank) {
   RunCatalogEntry(kPrograms / "zero_redundancy.expect.json");
 }
+// The losses a rank's program printed ("step-loss <step> <float.hex>" lines of its log), by step.
+std::map<int64_t, double> PrintedLosses(const fs::path& log) {
+  std::map<int64_t, double> losses;
+  std::ifstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string tag, hex;
+    int64_t step = 0;
+    if (words >> tag >> step >> hex && tag == "step-loss") losses[step] = std::strtod(hex.c_str(), nullptr);
+  }
+  return losses;
+}
+
 // A step's training forwards: each micro-batch of gradient accumulation counts, a forward under
-// no_grad or inference_mode (rank 0's alone) does not, and step 0 has no count.
-TEST(ProbeCases, TrainingForwardsAreCountedPerStep) {
-  RunCatalogEntry(kPrograms / "forward_counts.expect.json", {}, true, [](const RunOutcome& o) {
+// no_grad or inference_mode (rank 0's alone) does not, and step 0 has no count. Each step's loss
+// is its micro-batches' losses added in the order of their backward calls, bit for bit as the
+// program added them.
+TEST(ProbeCases, TrainingForwardsAreCountedAndLossesAddedPerStep) {
+  const fs::path logs = fs::path(LOCKSTEP_BINARY_DIR) / "probe_catalog_test" / "forward_counts" / "logs";
+  RunCatalogEntry(kPrograms / "forward_counts.expect.json", {}, true, [&logs](const RunOutcome& o) {
     ASSERT_EQ(o.traces.size(), 3u);
     for (size_t r = 0; r < o.traces.size(); ++r) {
       SCOPED_TRACE("rank " + std::to_string(r));
       ASSERT_EQ(o.traces[r].steps.size(), 5u);
+      const std::map<int64_t, double> printed = PrintedLosses(logs / ("rank-" + std::to_string(r) + ".log"));
+      ASSERT_EQ(printed.size(), 4u) << "the program's step-loss lines";
       for (const StepRecord& s : o.traces[r].steps) {
         if (s.step == 0) {
           EXPECT_FALSE(s.forwards.has_value());
         } else {
           EXPECT_EQ(s.forwards, std::optional<int64_t>(2)) << "step " << s.step;
+          ASSERT_TRUE(s.loss_reported) << "step " << s.step;
+          const auto it = printed.find(s.step);
+          ASSERT_NE(it, printed.end()) << "no step-loss line for step " << s.step;
+          EXPECT_EQ(s.loss, it->second) << "step " << s.step;  // equal doubles: equal bits (neither is 0)
         }
       }
     }

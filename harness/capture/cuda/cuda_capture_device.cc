@@ -2,7 +2,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -17,10 +16,6 @@ Status CudaStatus(cudaError_t e, const char* call) {
   return InternalError(std::string("CUDA capture: ") + call + ": " + cudaGetErrorName(e) + ": " +
                        cudaGetErrorString(e));
 }
-
-
-// Room for `needed` bytes, at least doubling, so a run's growing steps reallocate a few times only.
-size_t Grown(size_t have, size_t needed) { return std::max(needed, have * 2); }
 
 static_assert(sizeof(cuda_digest::ChunkTask) % 8 == 0 && sizeof(cuda_digest::SquareTask) % 8 == 0,
               "tables keep the results behind them 8-byte aligned");
@@ -49,9 +44,7 @@ CudaCaptureDevice::~CudaCaptureDevice() {
     if (s->begun) cudaEventDestroy(s->begun);
     if (s->reads_done) cudaEventDestroy(s->reads_done);
     if (s->landed) cudaEventDestroy(s->landed);
-    if (s->host_tables) cudaFreeHost(s->host_tables);
-    if (s->host_results) cudaFreeHost(s->host_results);
-    if (s->device_memory) s->device_pooled ? cudaFreeAsync(s->device_memory, side_) : cudaFree(s->device_memory);
+    s->memory.Free(side_);
   }
   for (void* p : retired_pinned_) cudaFreeHost(p);
   cudaStreamSynchronize(side_);
@@ -61,43 +54,6 @@ CudaCaptureDevice::~CudaCaptureDevice() {
 CudaCaptureDevice::Slot& CudaCaptureDevice::SlotAt(int slot) {
   while (slots_.size() <= static_cast<size_t>(slot)) slots_.push_back(std::make_unique<Slot>());
   return *slots_[static_cast<size_t>(slot)];
-}
-
-Status CudaCaptureDevice::Reserve(Slot& s, size_t table_bytes, size_t result_bytes) {
-  // The slot has landed (the pipeline's contract): nothing queued reads its memory any more.
-  if (s.host_tables_bytes < table_bytes) {
-    if (s.host_tables) retired_pinned_.push_back(s.host_tables);
-    s.host_tables = nullptr;
-    const size_t bytes = Grown(s.host_tables_bytes, table_bytes);
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&s.host_tables), bytes, cudaHostAllocDefault), "cudaHostAlloc (tables)"));
-    s.host_tables_bytes = bytes;
-  }
-  if (s.host_results_bytes < result_bytes) {
-    if (s.host_results) retired_pinned_.push_back(s.host_results);
-    s.host_results = nullptr;
-    const size_t bytes = Grown(s.host_results_bytes, result_bytes);
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaHostAlloc(reinterpret_cast<void**>(&s.host_results), bytes, cudaHostAllocDefault), "cudaHostAlloc (results)"));
-    s.host_results_bytes = bytes;
-  }
-  const size_t device_needed = table_bytes + result_bytes;
-  if (s.device_bytes < device_needed) {
-    if (s.device_memory) {
-      // Stream-ordered: freed after the side stream's earlier work, which is all that used it.
-      LOCKSTEP_RETURN_IF_ERROR(CudaStatus(s.device_pooled ? cudaFreeAsync(s.device_memory, side_) : cudaFree(s.device_memory), "cudaFreeAsync"));
-      s.device_memory = nullptr;
-    }
-    const size_t bytes = Grown(s.device_bytes, device_needed);
-    cudaError_t e = cudaMallocAsync(&s.device_memory, bytes, side_);
-    s.device_pooled = true;
-    if (e == cudaErrorNotSupported) {
-      cudaGetLastError();
-      s.device_pooled = false;
-      e = cudaMalloc(&s.device_memory, bytes);
-    }
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(e, s.device_pooled ? "cudaMallocAsync" : "cudaMalloc"));
-    s.device_bytes = bytes;
-  }
-  return Status::Ok();
 }
 
 Status CudaCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>& buffers) {
@@ -134,17 +90,20 @@ Status CudaCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>& buff
   const size_t square_table = square_tasks_.size() * sizeof(cuda_digest::SquareTask);
   const size_t digests_bytes = tasks_.size() * 2 * sizeof(uint64_t);
   const size_t squares_bytes = square_tasks_.size() * sizeof(double);
-  LOCKSTEP_RETURN_IF_ERROR(Reserve(s, chunk_table + square_table, digests_bytes + squares_bytes));
-  std::memcpy(s.host_tables, tasks_.data(), chunk_table);
-  std::memcpy(s.host_tables + chunk_table, square_tasks_.data(), square_table);
-  auto* device = static_cast<uint8_t*>(s.device_memory);
+  // The slot has landed (the pipeline's contract): nothing queued reads its memory any more.
+  LOCKSTEP_RETURN_IF_ERROR(
+      s.memory.Reserve(chunk_table + square_table, digests_bytes + squares_bytes, side_, &retired_pinned_));
+  uint8_t* host_tables = s.memory.host_tables();
+  std::memcpy(host_tables, tasks_.data(), chunk_table);
+  std::memcpy(host_tables + chunk_table, square_tasks_.data(), square_table);
+  uint8_t* device = s.memory.device();
   const auto* device_tasks = reinterpret_cast<const cuda_digest::ChunkTask*>(device);
   const auto* device_square_tasks = reinterpret_cast<const cuda_digest::SquareTask*>(device + chunk_table);
   uint8_t* device_results = device + chunk_table + square_table;
 
   // The tables go in first: they read no tensor, so they need not wait for the training stream.
   if (chunk_table + square_table > 0) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(device, s.host_tables, chunk_table + square_table,
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(device, host_tables, chunk_table + square_table,
                                                         cudaMemcpyHostToDevice, side_),
                                         "cudaMemcpyAsync (tables)"));
   }
@@ -156,7 +115,7 @@ Status CudaCaptureDevice::Queue(int slot, const std::vector<CaptureBuffer>& buff
                                              reinterpret_cast<double*>(device_results + digests_bytes), side_));
   LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(s.reads_done, side_), "cudaEventRecord (reads done)"));
   if (digests_bytes + squares_bytes > 0) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(s.host_results, device_results, digests_bytes + squares_bytes,
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(s.memory.host_results(), device_results, digests_bytes + squares_bytes,
                                                         cudaMemcpyDeviceToHost, side_),
                                         "cudaMemcpyAsync (results)"));
   }
@@ -193,7 +152,7 @@ Status CudaCaptureDevice::ReadResults(int slot, std::vector<Digest128>& chunk_di
   Slot& s = SlotAt(slot);
   if (!s.queued) return InternalError("CUDA capture: reading a slot never queued");
   chunk_digests.resize(s.tasks);
-  const uint8_t* words = s.host_results;
+  const uint8_t* words = s.memory.host_results();
   for (size_t c = 0; c < s.tasks; ++c) {
     uint64_t low, high;
     std::memcpy(&low, words + 16 * c, 8);
@@ -201,7 +160,7 @@ Status CudaCaptureDevice::ReadResults(int slot, std::vector<Digest128>& chunk_di
     chunk_digests[c] = Digest128{high, low};
   }
   chunk_square_sums.assign(s.tasks, 0.0);
-  const uint8_t* sums = s.host_results + s.tasks * 16;
+  const uint8_t* sums = s.memory.host_results() + s.tasks * 16;
   for (size_t k = 0; k < s.square_at.size(); ++k) std::memcpy(&chunk_square_sums[s.square_at[k]], sums + 8 * k, 8);
   s.queued = false;
   return Status::Ok();

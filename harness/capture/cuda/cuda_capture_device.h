@@ -1,8 +1,8 @@
 // The capture pipeline's device on CUDA (capture_device.h): a non-blocking side stream for the
 // captures, three events per slot ("begun" on the training stream, "reads done" and "landed" on the
-// side stream), and per slot a pinned host table, pinned host results and device scratch, reused
-// from step to step and grown only when a step needs more (geometrically; see Reserve). The
-// kernels are the CUDA digest's own (QueueChunkKernels), so the bits are DigestDeviceChunks'.
+// side stream), and per slot the memory its kernels need, reused from step to step and grown only
+// when a step needs more (kept_cuda_memory.h). The kernels are the CUDA digest's own
+// (QueueChunkKernels), so the bits are DigestDeviceChunks'.
 //
 // No call here waits for the device, except WaitLanded (the pipeline's backpressure and drain) and
 // the destructor. Where the driver cannot allocate stream-ordered device memory (no memory pools),
@@ -19,6 +19,7 @@
 
 #include "harness/capture/capture_device.h"
 #include "harness/capture/cuda/chunk_squares.cuh"
+#include "harness/capture/cuda/kept_cuda_memory.h"
 
 namespace lockstep {
 
@@ -44,19 +45,12 @@ class CudaCaptureDevice : public CaptureDevice {
   struct Slot {
     cudaEvent_t begun = nullptr, reads_done = nullptr, landed = nullptr;
     bool queued = false;
-    uint8_t* host_tables = nullptr;  // pinned: the task tables, copied in on the side stream
-    size_t host_tables_bytes = 0;
-    uint8_t* host_results = nullptr;  // pinned: the chunk digests, then the square sums
-    size_t host_results_bytes = 0;
-    void* device_memory = nullptr;  // the tables, then the results
-    size_t device_bytes = 0;
-    bool device_pooled = true;  // from cudaMallocAsync (else cudaMalloc)
+    KeptCudaMemory memory;  // the tables, copied in on the side stream, and the results
     size_t tasks = 0;
     std::vector<size_t> square_at;  // square task k's chunk position
   };
 
   CudaCaptureDevice(int device, cudaStream_t training_stream, cudaStream_t side);
-  Status Reserve(Slot& s, size_t table_bytes, size_t result_bytes);
   Slot& SlotAt(int slot);
 
   const int device_;

@@ -47,7 +47,7 @@ struct DeviceBuffer {
 // the work runs there (the caller's current device is restored), queued on `stream` (a stream of
 // that device; null: its legacy default stream). Returns when done.
 // With `chunk_square_sums`, the buffers marked `squares` also have each chunk's sum of squares
-// computed (one more launch, one warp per chunk), as SumOfSquares of the chunk's values on the CPU,
+// computed (one more launch, a thread block per chunk), as SumOfSquares of the chunk's values on the CPU,
 // bit for bit: `chunk_square_sums` gets one entry per chunk, at the digests' positions (0 for the
 // chunks of the other buffers). Adding a buffer's entries in order, from 0, gives the sum behind
 // its L2 norm, as TensorL2Norm adds on the CPU.

@@ -12,6 +12,7 @@
 #include <random>
 #include <utility>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/trace/digest.h"
@@ -193,6 +194,75 @@ void ExpectDeviceSquareSumsLikeTheCpu(SquaredAs as, uint32_t seed) {
 TEST_F(CudaDigestTest, SquareSumsAreTheCpuDefinitionBitForBit) {
   ExpectDeviceSquareSumsLikeTheCpu<float>(SquaredAs::kFloat32, 31);
   ExpectDeviceSquareSumsLikeTheCpu<double>(SquaredAs::kFloat64, 32);
+}
+
+// The memory DigestDeviceChunks keeps from call to call (kept_cuda_memory.h): calls that need more
+// of it than the last and then less, and calls from two threads at once, each on a stream of its
+// own, all give the CPU's digests and sums. `slices` buffers of `each` float32 values, from value
+// `first` on, wrapping within `host`.
+std::string CheckSlices(const std::vector<float>& host, const void* device, size_t slices, size_t each, size_t first,
+                        cudaStream_t stream) {
+  const size_t per_chunk = kMiB / sizeof(float);
+  std::vector<lockstep::DeviceBuffer> buffers;
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < slices; ++i) {
+    const size_t start = (first + i * each) % (host.size() - each + 1);
+    starts.push_back(start);
+    buffers.push_back(
+        lockstep::DeviceBuffer{static_cast<const float*>(device) + start, each * sizeof(float), SquaredAs::kFloat32, true});
+  }
+  std::vector<double> sums;
+  Result<std::vector<Digest128>> chunks = DigestDeviceChunks(buffers, Device(), stream, &sums);
+  if (!chunks.ok()) return chunks.status().ToString();
+  size_t chunk = 0;
+  for (size_t i = 0; i < slices; ++i) {
+    const size_t bytes = each * sizeof(float);
+    const size_t count = (bytes + kMiB - 1) / kMiB;
+    const std::vector<int64_t> shape = {static_cast<int64_t>(bytes)};
+    if (chunk + count > chunks->size()) return "too few chunk digests";
+    if (!(CombineChunkDigests(chunks->data() + chunk, count, DigestDescriptor("uint8", shape.data(), 1, bytes)) ==
+          DigestBytes(host.data() + starts[i], bytes, "uint8", shape))) {
+      return "digest of slice " + std::to_string(i) + " of " + std::to_string(slices);
+    }
+    for (size_t c = 0; c < count; ++c) {
+      const double want =
+          SumOfSquares(host.data() + starts[i] + c * per_chunk, std::min(per_chunk, each - c * per_chunk));
+      if (Bits(sums[chunk + c]) != Bits(want)) return "sum of slice " + std::to_string(i) + " chunk " + std::to_string(c);
+    }
+    chunk += count;
+  }
+  return chunk == chunks->size() ? "" : "more chunk digests than slices";
+}
+
+TEST_F(CudaDigestTest, KeptMemoryServesCallsOfEverySizeAndFromTwoThreads) {
+  const size_t values = 9 * kMiB / sizeof(float);
+  const std::vector<float> host = SpreadValues<float>(values, 33);
+  DeviceMemory device(values * sizeof(float));
+  ASSERT_TRUE(device.ok);
+  ASSERT_EQ(cudaMemcpy(device.ptr, host.data(), values * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  // (slices, values each): growing, then smaller again, then the largest.
+  const std::vector<std::pair<size_t, size_t>> calls = {
+      {1, 100}, {4, 5000}, {64, 1000}, {3, values / 3}, {1, 7}, {512, 33}, {2, 300000}, {1, values}};
+  for (const auto& [slices, each] : calls) {
+    SCOPED_TRACE(std::to_string(slices) + " slices of " + std::to_string(each));
+    EXPECT_EQ(CheckSlices(host, device.ptr, slices, each, 11, nullptr), "");
+  }
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  for (cudaStream_t& s : streams) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t k = 0; k < 40 && errors[t].empty(); ++k) {
+        const auto& [slices, each] = calls[(k + 3 * t) % calls.size()];
+        errors[t] = CheckSlices(host, device.ptr, slices, each, 101 * k + t, streams[t]);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  for (cudaStream_t s : streams) cudaStreamDestroy(s);
 }
 
 TEST_F(CudaDigestTest, SquareSumsOfMisalignedOrUnmarkedBuffersAreRefused) {

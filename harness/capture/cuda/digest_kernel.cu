@@ -1,6 +1,6 @@
 // The CUDA digest: a kernel for level 1 (one thread block per 1 MiB chunk; the split is described
-// in digest_kernel.cuh), one for the norms' sums of squares (one warp per chunk, chunk_squares.cuh),
-// and the host API of cuda_digest.h around them.
+// in digest_kernel.cuh), one for the norms' sums of squares (a thread block per chunk too,
+// chunk_squares.cuh), and the host API of cuda_digest.h around them.
 #include "harness/capture/cuda/cuda_digest.h"
 #include "harness/capture/cuda/on_device.h"
 #include "harness/capture/cuda/queued_chunk_kernels.h"
@@ -9,11 +9,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "harness/capture/cuda/chunk_squares.cuh"
 #include "harness/capture/cuda/digest_kernel.cuh"
+#include "harness/capture/cuda/kept_cuda_memory.h"
 #include "harness/trace/digest.h"
 
 namespace lockstep {
@@ -121,33 +125,54 @@ __global__ void __launch_bounds__(kThreadsPerChunk) ChunkTableKernel(const Chunk
   }
 }
 
-// One warp per task: the chunk's sum of squares in the norm's order (chunk_squares.cuh), lane L
-// being partial sum L; lane 0 combines the 32 as the CPU's Total does.
-__global__ void __launch_bounds__(kSquareLanes) ChunkSquaresKernel(const SquareTask* tasks, double* out) {
+// Partial sum `lane` (for the threads of warp 0) of one chunk of `count` values of T, the chunk
+// passing through `tiles` (two of kSquareTileBytes) a tile at a time (chunk_squares.cuh). Every
+// thread of the block calls it: it has barriers.
+template <typename T>
+__device__ double BlockLaneSquareSum(const uint8_t* data, size_t count, uint8_t* tiles) {
+  const T* values = reinterpret_cast<const T*>(data);
+  const int t = static_cast<int>(threadIdx.x);
+  constexpr size_t kTile = kTileValues<T>;
+  double acc = 0.0;
+  int half = 0;
+  for (size_t first = 0; first < count; first += kTile, half ^= 1) {
+    T* tile = reinterpret_cast<T*>(tiles + half * kSquareTileBytes);
+    const size_t n = count - first < kTile ? count - first : kTile;
+    // Warps 1-7 may run a tile ahead of warp 0, into the other half: to come back to this half
+    // they pass the next barrier, which warp 0 reaches only after adding this tile.
+    LoadTileShare(values + first, n, tile, t);
+    __syncthreads();
+    if (t < kSquareLanes) acc = LaneSquareSumOfTile(tile, n, t, acc);
+  }
+  return acc;
+}
+
+// One thread block per task: the chunk's sum of squares in the norm's order (chunk_squares.cuh),
+// lane L of warp 0 being partial sum L; its lane 0 combines the 32 as the CPU's Total does.
+__global__ void __launch_bounds__(kSquareThreads) ChunkSquaresKernel(const SquareTask* tasks, double* out) {
+  __shared__ __align__(16) uint8_t tiles[2 * kSquareTileBytes];
   __shared__ double lanes[kSquareLanes];
   const SquareTask task = tasks[blockIdx.x];
-  const int lane = static_cast<int>(threadIdx.x);
   double sum = 0.0;
   switch (task.as) {
-    case SquaredAs::kFloat64: sum = LaneSquareSum(reinterpret_cast<const double*>(task.data), task.count, lane); break;
-    case SquaredAs::kFloat32: sum = LaneSquareSum(reinterpret_cast<const float*>(task.data), task.count, lane); break;
-    case SquaredAs::kFloat16:
-      sum = LaneSquareSum(reinterpret_cast<const Float16Bits*>(task.data), task.count, lane);
-      break;
-    case SquaredAs::kBFloat16:
-      sum = LaneSquareSum(reinterpret_cast<const BFloat16Bits*>(task.data), task.count, lane);
-      break;
-    case SquaredAs::kInt64: sum = LaneSquareSum(reinterpret_cast<const int64_t*>(task.data), task.count, lane); break;
-    case SquaredAs::kInt32: sum = LaneSquareSum(reinterpret_cast<const int32_t*>(task.data), task.count, lane); break;
-    case SquaredAs::kInt16: sum = LaneSquareSum(reinterpret_cast<const int16_t*>(task.data), task.count, lane); break;
-    case SquaredAs::kInt8: sum = LaneSquareSum(reinterpret_cast<const int8_t*>(task.data), task.count, lane); break;
-    case SquaredAs::kUInt8: sum = LaneSquareSum(reinterpret_cast<const uint8_t*>(task.data), task.count, lane); break;
-    case SquaredAs::kBool: sum = LaneSquareSum(reinterpret_cast<const BoolByte*>(task.data), task.count, lane); break;
+    case SquaredAs::kFloat64: sum = BlockLaneSquareSum<double>(task.data, task.count, tiles); break;
+    case SquaredAs::kFloat32: sum = BlockLaneSquareSum<float>(task.data, task.count, tiles); break;
+    case SquaredAs::kFloat16: sum = BlockLaneSquareSum<Float16Bits>(task.data, task.count, tiles); break;
+    case SquaredAs::kBFloat16: sum = BlockLaneSquareSum<BFloat16Bits>(task.data, task.count, tiles); break;
+    case SquaredAs::kInt64: sum = BlockLaneSquareSum<int64_t>(task.data, task.count, tiles); break;
+    case SquaredAs::kInt32: sum = BlockLaneSquareSum<int32_t>(task.data, task.count, tiles); break;
+    case SquaredAs::kInt16: sum = BlockLaneSquareSum<int16_t>(task.data, task.count, tiles); break;
+    case SquaredAs::kInt8: sum = BlockLaneSquareSum<int8_t>(task.data, task.count, tiles); break;
+    case SquaredAs::kUInt8: sum = BlockLaneSquareSum<uint8_t>(task.data, task.count, tiles); break;
+    case SquaredAs::kBool: sum = BlockLaneSquareSum<BoolByte>(task.data, task.count, tiles); break;
     case SquaredAs::kNone: break;  // no task is made for it (AppendSquareTasks)
   }
-  lanes[lane] = sum;
-  __syncthreads();
-  if (lane == 0) out[blockIdx.x] = PairwiseTotal(lanes);
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < kSquareLanes) {
+    lanes[t] = sum;
+    __syncwarp();
+    if (t == 0) out[blockIdx.x] = PairwiseTotal(lanes);
+  }
 }
 
 Status CudaStatus(cudaError_t e, const char* call) {
@@ -155,37 +180,24 @@ Status CudaStatus(cudaError_t e, const char* call) {
   return InternalError(std::string("CUDA digest: ") + call + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
 }
 
-// Device scratch memory for one call, stream-ordered where the device supports memory pools (no
-// device-wide synchronization, unlike cudaMalloc/cudaFree, the fallback).
-class Scratch {
- public:
-  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() {
-    if (ptr_ == nullptr) return;
-    if (pooled_) {
-      cudaFreeAsync(ptr_, stream_);
-    } else {
-      cudaFree(ptr_);
-    }
-  }
-  Status Allocate(size_t bytes) {
-    cudaError_t e = cudaMallocAsync(&ptr_, bytes, stream_);
-    if (e == cudaErrorNotSupported) {
-      cudaGetLastError();
-      pooled_ = false;
-      e = cudaMalloc(&ptr_, bytes);
-    }
-    return CudaStatus(e, pooled_ ? "cudaMallocAsync" : "cudaMalloc");
-  }
-  uint8_t* get() const { return static_cast<uint8_t*>(ptr_); }
-
- private:
-  cudaStream_t stream_;
-  void* ptr_ = nullptr;
-  bool pooled_ = true;
+// The synchronous calls' memory, one per device, kept for the process's life: a call allocates
+// nothing once the calls of a run have reached their size (the fifth GPU run measured a
+// cudaMallocAsync per call at 0.2-0.35 ms: CUDA's default pool gives its memory back at every
+// synchronization). Each call holds its device's memory until it has synchronized, so calls from
+// several threads take turns. Never freed: CUDA may be torn down before static destructors run.
+struct CallMemory {
+  std::mutex mu;
+  KeptCudaMemory memory;
 };
+
+CallMemory& CallMemoryOf(int device) {
+  static std::mutex mu;
+  static auto* by_device = new std::map<int, std::unique_ptr<CallMemory>>();
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<CallMemory>& m = (*by_device)[device];
+  if (!m) m = std::make_unique<CallMemory>();
+  return *m;
+}
 
 Status CheckDevicePointer(const void* data, size_t nbytes) {
   if (nbytes == 0) return Status::Ok();
@@ -231,10 +243,13 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
   const size_t chunks = DigestChunkCount(nbytes);
   if (chunks > 0x7fffffffULL) return InvalidArgumentError("CUDA digest: buffer too large for one grid");
 
-  cuda_digest::Scratch scratch(stream);
+  int device = 0;
+  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&device), "cudaGetDevice"));
+  cuda_digest::CallMemory& call = cuda_digest::CallMemoryOf(device);
+  std::lock_guard<std::mutex> lock(call.mu);
   const size_t out_bytes = chunks * 2 * sizeof(uint64_t);
-  LOCKSTEP_RETURN_IF_ERROR(scratch.Allocate(out_bytes));
-  auto* out = reinterpret_cast<uint64_t*>(scratch.get());
+  LOCKSTEP_RETURN_IF_ERROR(call.memory.Reserve(0, out_bytes, stream, nullptr));
+  auto* out = reinterpret_cast<uint64_t*>(call.memory.device());
 
   const dim3 grid(static_cast<unsigned>(chunks));
   if (reinterpret_cast<uintptr_t>(data) % 16 == 0) {
@@ -243,10 +258,11 @@ Result<Digest128> DigestDeviceBuffer(const void* device_ptr, size_t nbytes, std:
     cuda_digest::ChunkDigestKernel<false><<<grid, cuda_digest::kThreadsPerChunk, 0, stream>>>(data, nbytes, out);
   }
   LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkDigestKernel launch"));
-  std::vector<uint64_t> host(chunks * 2);
-  LOCKSTEP_RETURN_IF_ERROR(
-      CudaStatus(cudaMemcpyAsync(host.data(), out, out_bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync"));
+  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
+      cudaMemcpyAsync(call.memory.host_results(), out, out_bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync"));
   LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  std::vector<uint64_t> host(chunks * 2);
+  std::memcpy(host.data(), call.memory.host_results(), out_bytes);
   const std::vector<Digest128> digests = cuda_digest::ChunkDigests(host);
   return CombineChunkDigests(digests, DigestDescriptor(dtype, shape.data(), shape.size(), nbytes));
 }
@@ -268,8 +284,8 @@ Status CheckSquaredBuffer(const DeviceBuffer& b) {
 
 // Both kernels over `buffers`: the chunk digests when `digests` is given, the chunk square sums of
 // the buffers marked `squares` when `square_sums` is given (one entry per chunk of every buffer when
-// digested too, else one per chunk of the marked buffers). One allocation, the tables copied in,
-// the results copied back with one copy, one synchronization.
+// digested too, else one per chunk of the marked buffers). The device's kept memory, the tables
+// copied in, the results copied back with one copy, one synchronization.
 Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cudaStream_t stream,
                        std::vector<Digest128>* digests, std::vector<double>* square_sums) {
   OnDevice on;
@@ -296,45 +312,48 @@ Status RunChunkKernels(const std::vector<DeviceBuffer>& buffers, int device, cud
     return InvalidArgumentError("CUDA digest: too many chunks for one grid");
   }
 
-  // One allocation: the two tables, then the two outputs (all 8-byte aligned: a task is 16 bytes),
-  // the outputs next to each other so that one copy brings both back.
+  // The device's kept memory: the two tables, then the two outputs (all 8-byte aligned: a task is
+  // 16 bytes), the outputs next to each other so that one copy brings both back.
   const size_t table_bytes = tasks.size() * sizeof(ChunkTask);
   const size_t square_table_bytes = square_tasks.size() * sizeof(SquareTask);
   const size_t out_bytes = tasks.size() * 2 * sizeof(uint64_t);
   const size_t square_out_bytes = square_tasks.size() * sizeof(double);
-  Scratch scratch(stream);
-  LOCKSTEP_RETURN_IF_ERROR(scratch.Allocate(table_bytes + square_table_bytes + out_bytes + square_out_bytes));
-  auto* table = reinterpret_cast<ChunkTask*>(scratch.get());
-  auto* square_table = reinterpret_cast<SquareTask*>(scratch.get() + table_bytes);
-  uint8_t* results = scratch.get() + table_bytes + square_table_bytes;
-  auto* out = reinterpret_cast<uint64_t*>(results);
-  auto* square_out = reinterpret_cast<double*>(results + out_bytes);
-  if (!tasks.empty()) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(table, tasks.data(), table_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (table)"));
-    ChunkTableKernel<<<dim3(static_cast<unsigned>(tasks.size())), kThreadsPerChunk, 0, stream>>>(table, out);
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
-  }
-  if (!square_tasks.empty()) {
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(square_table, square_tasks.data(), square_table_bytes, cudaMemcpyHostToDevice, stream),
-        "cudaMemcpyAsync (square table)"));
-    ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_tasks.size())), kSquareLanes, 0, stream>>>(square_table,
-                                                                                                      square_out);
-    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkSquaresKernel launch"));
-  }
-  std::vector<uint8_t> host(out_bytes + square_out_bytes);
-  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(
-      cudaMemcpyAsync(host.data(), results, host.size(), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync"));
-  // The tables must outlive the copies of them, which are queued: the synchronization covers all.
-  LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+  CallMemory& call = CallMemoryOf(device);
+  std::lock_guard<std::mutex> lock(call.mu);
+  KeptCudaMemory& memory = call.memory;
+  LOCKSTEP_RETURN_IF_ERROR(
+      memory.Reserve(table_bytes + square_table_bytes, out_bytes + square_out_bytes, stream, nullptr));
+  std::memcpy(memory.host_tables(), tasks.data(), table_bytes);
+  std::memcpy(memory.host_tables() + table_bytes, square_tasks.data(), square_table_bytes);
+  uint8_t* table = memory.device();
+  uint8_t* results = table + table_bytes + square_table_bytes;
+  auto queue = [&]() -> Status {
+    LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(table, memory.host_tables(),
+                                                        table_bytes + square_table_bytes, cudaMemcpyHostToDevice,
+                                                        stream),
+                                        "cudaMemcpyAsync (tables)"));
+    LOCKSTEP_RETURN_IF_ERROR(QueueChunkKernels(reinterpret_cast<const ChunkTask*>(table), tasks.size(),
+                                               reinterpret_cast<uint64_t*>(results),
+                                               reinterpret_cast<const SquareTask*>(table + table_bytes),
+                                               square_tasks.size(), reinterpret_cast<double*>(results + out_bytes),
+                                               stream));
+    return CudaStatus(cudaMemcpyAsync(memory.host_results(), results, out_bytes + square_out_bytes,
+                                      cudaMemcpyDeviceToHost, stream),
+                      "cudaMemcpyAsync (results)");
+  };
+  const Status queued = queue();
+  // The next call reuses the kept memory: whatever was queued, failed or not, is waited for.
+  const Status synced = CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  LOCKSTEP_RETURN_IF_ERROR(queued);
+  LOCKSTEP_RETURN_IF_ERROR(synced);
+  const uint8_t* host = memory.host_results();
   if (digests) {
     std::vector<uint64_t> words(tasks.size() * 2);
-    std::memcpy(words.data(), host.data(), out_bytes);
+    std::memcpy(words.data(), host, out_bytes);
     *digests = ChunkDigests(words);
   }
   for (size_t k = 0; k < square_tasks.size(); ++k) {
-    std::memcpy(&(*square_sums)[square_at[k]], host.data() + out_bytes + k * sizeof(double), sizeof(double));
+    std::memcpy(&(*square_sums)[square_at[k]], host + out_bytes + k * sizeof(double), sizeof(double));
   }
   return Status::Ok();
 }
@@ -354,7 +373,7 @@ Status QueueChunkKernels(const cuda_digest::ChunkTask* tasks, size_t task_count,
     LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkTableKernel launch"));
   }
   if (square_count > 0) {
-    ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_count)), kSquareLanes, 0, stream>>>(square_tasks,
+    ChunkSquaresKernel<<<dim3(static_cast<unsigned>(square_count)), kSquareThreads, 0, stream>>>(square_tasks,
                                                                                               squares_out);
     LOCKSTEP_RETURN_IF_ERROR(CudaStatus(cudaGetLastError(), "ChunkSquaresKernel launch"));
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -180,15 +181,52 @@ TEST(DigestKernelLogicTest, ChunkTableCoversEveryBufferInOrder) {
 
 // ---- The norms' sums of squares (chunk_squares.cuh) ----
 
-// One chunk's sum as ChunkSquaresKernel computes it: each of the warp's 32 lanes, then lane 0's
-// pairwise combination, through the kernel's own functions.
+// One chunk's sum as ChunkSquaresKernel computes it, through the kernel's own functions: tile
+// after tile, every thread of the block loads its share into the tile (the barrier), then warp 0's
+// 32 lanes add it; lane 0 combines the 32 pairwise. The tile is filled with a marker first, so a
+// value no thread loaded would be summed as the marker.
 template <typename T>
 double ChunkSquaresLikeTheKernel(const T* values, size_t count) {
-  double lanes[cuda_digest::kSquareLanes];
-  for (int lane = 0; lane < cuda_digest::kSquareLanes; ++lane) {
-    lanes[lane] = cuda_digest::LaneSquareSum(values, count, lane);
+  constexpr size_t kTile = cuda_digest::kTileValues<T>;
+  T marker;
+  std::memset(&marker, 0x7b, sizeof(T));
+  std::vector<T> tile(kTile);
+  double lanes[cuda_digest::kSquareLanes] = {};
+  for (size_t first = 0; first < count; first += kTile) {
+    const size_t n = std::min(kTile, count - first);
+    std::fill(tile.begin(), tile.end(), marker);
+    for (int thread = 0; thread < cuda_digest::kSquareThreads; ++thread) {
+      cuda_digest::LoadTileShare(values + first, n, tile.data(), thread);
+    }
+    for (int lane = 0; lane < cuda_digest::kSquareLanes; ++lane) {
+      lanes[lane] = cuda_digest::LaneSquareSumOfTile(tile.data(), n, lane, lanes[lane]);
+    }
   }
   return cuda_digest::PairwiseTotal(lanes);
+}
+
+// Each thread loads only its own share: no value is loaded by two threads or by none, in a full
+// tile and in a chunk's last, partial one.
+TEST(ChunkSquaresLogicTest, TheThreadsShareOfATileCoverItOnce) {
+  constexpr size_t kTile = cuda_digest::kTileValues<float>;
+  std::vector<float> values(kTile);
+  for (size_t i = 0; i < kTile; ++i) values[i] = static_cast<float>(i + 1);
+  for (size_t n : {kTile, kTile - 1, size_t{33}, size_t{1}}) {
+    std::vector<int> loads(kTile, 0);
+    for (int thread = 0; thread < cuda_digest::kSquareThreads; ++thread) {
+      std::vector<float> tile(kTile, 0.0f);
+      cuda_digest::LoadTileShare(values.data(), n, tile.data(), thread);
+      for (size_t i = 0; i < kTile; ++i) {
+        if (tile[i] != 0.0f) {
+          EXPECT_EQ(tile[i], values[i]) << "value " << i;
+          ++loads[i];
+        }
+      }
+    }
+    for (size_t i = 0; i < kTile; ++i) {
+      ASSERT_EQ(loads[i], i < n ? 1 : 0) << "value " << i << " of a tile of " << n;
+    }
+  }
 }
 
 // Values of a few binades, none dominating the sum: a sum in another order rounds differently.

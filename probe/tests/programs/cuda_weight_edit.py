@@ -1,7 +1,10 @@
 """CUDA tensors (needs a GPU): DDP over gloo with the model on the GPU, the ranks sharing it when
 there are fewer GPUs than ranks. The probe digests the parameters, gradients and AdamW state where
 they live, with the project's CUDA kernel. Rank 2 nudges a weight after step 2; the probe catches
-it at step 2 as it does on the CPU. The subgroups made at start-up are no finding."""
+it at step 2 as it does on the CPU. Rank 1's loss at step 3 is NaN, its gradients are not: the
+probe reads a CUDA loss when the step's record is written, not when backward is called (probe.py,
+_PendingLoss), and must still give the NaN to step 3. The subgroups made at start-up are no
+finding."""
 import os
 
 import torch
@@ -26,7 +29,10 @@ def main():
     for step in range(1, 5):
         optimizer.zero_grad()
         x = torch.randn(8, 16, generator=data, device=device)
-        nn.functional.mse_loss(ddp(x), torch.zeros(8, 4, device=device)).backward()
+        loss = nn.functional.mse_loss(ddp(x), torch.zeros(8, 4, device=device))
+        if rank == 1 and step == 3:
+            loss = loss + torch.tensor(float("nan"), device=device)  # no gradient flows into it
+        loss.backward()
         optimizer.step()
         if rank == 2 and step == 2:
             with torch.no_grad():

@@ -3,6 +3,9 @@ accumulates two micro-batches a step under DDP (the first under no_sync), so eac
 rank 0 alone also runs forwards that train nothing after each optimizer step (one under
 torch.no_grad(), one under torch.inference_mode()), which are not counted, so the ranks' counts
 agree and `forward_passes` stays quiet. Step 0 (before any update) has no count.
+
+Each rank also prints each step's loss as the trace must hold it: its micro-batches' losses added
+in the order of their backward calls ("step-loss <step> <float.hex>"), for the test to compare.
 """
 import torch
 import torch.distributed as dist
@@ -20,15 +23,20 @@ def main():
     ddp = DDP(nn.Sequential(nn.Linear(6, 12), nn.Tanh(), nn.Linear(12, 1)))
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
     data = torch.Generator().manual_seed(700 + rank)
-    for _ in range(STEPS):
+    for step in range(1, STEPS + 1):
         optimizer.zero_grad()
+        total = None
         for micro in range(MICRO_BATCHES):
             x, y = torch.randn(8, 6, generator=data), torch.randn(8, 1, generator=data)
             if micro < MICRO_BATCHES - 1:
                 with ddp.no_sync():
-                    (nn.functional.mse_loss(ddp(x), y) / MICRO_BATCHES).backward()
+                    loss = nn.functional.mse_loss(ddp(x), y) / MICRO_BATCHES
+                    loss.backward()
             else:
-                (nn.functional.mse_loss(ddp(x), y) / MICRO_BATCHES).backward()
+                loss = nn.functional.mse_loss(ddp(x), y) / MICRO_BATCHES
+                loss.backward()
+            total = float(loss) if total is None else total + float(loss)
+        print("step-loss %d %s" % (step, total.hex()), flush=True)
         optimizer.step()
         if rank == 0:
             probe = torch.randn(4, 6, generator=data)
