@@ -9,6 +9,7 @@
 // against one device-to-device copy of the same bytes
 // (x_copy, as above) and against the per-tensor path (DigestTensor and TensorL2Norm each: a launch,
 // a copy and a synchronization per tensor and per norm; x_per_tensor > 1 is the batch's gain).
+// BM_CudaSquareSums is the norms' kernel alone, against a copy of the same bytes.
 //   lockstep-bench --benchmark_filter=Cuda
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
@@ -200,6 +201,52 @@ BENCHMARK(BM_CudaCapture)
     ->Arg(0)
     ->Arg(1)
     ->Arg(2)
+    ->MinTime(0.3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The norms' kernel alone (SquareSumDeviceChunks of float32 values), against a device-to-device
+// copy of the same bytes timed in the same iterations: 50 MiB (a 10M-parameter model's state, 50
+// chunks, fewer than the SMs) and 1 GiB. The fifth GPU run's profile put the one-warp kernel of
+// before 2026-12-07 at about 115 GB/s on the first (docs/PERFORMANCE.md).
+void BM_CudaSquareSums(benchmark::State& state) {
+  if (!ReadyOrSkip(state)) return;
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::string error;
+  void* src = DeviceBuffer(bytes, &error);
+  void* dst = src ? DeviceBuffer(bytes + 1, &error) : nullptr;
+  if (!dst) return state.SkipWithError(error.c_str());
+  int device = 0;
+  cudaGetDevice(&device);
+  const lockstep::DeviceBuffer buffer{src, bytes, SquaredAs::kFloat32, /*known_device_memory=*/true};
+  std::vector<double> sums, copies;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    Result<std::vector<double>> r = SquareSumDeviceChunks(buffer, device, nullptr);
+    sums.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
+    benchmark::DoNotOptimize(r);
+    state.SetIterationTime(sums.back());
+
+    t0 = Clock::now();
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
+    copies.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (e != cudaSuccess) return state.SkipWithError(cudaGetErrorString(e));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
+  state.counters["squares_us"] = median(sums) * 1e6;
+  state.counters["squares_gbps"] = static_cast<double>(bytes) / median(sums) / 1e9;
+  state.counters["x_copy"] = median(copies) / median(sums);
+}
+BENCHMARK(BM_CudaSquareSums)
+    ->ArgName("bytes")
+    ->Arg(int64_t{50} << 20)
+    ->Arg(int64_t{1} << 30)
     ->MinTime(0.3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

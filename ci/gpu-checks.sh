@@ -25,7 +25,8 @@
 # The checks, each an entry of docs/gpu-results.json:
 #   digest            CUDA digest bit-identical to the CPU on odd sizes and offsets, and the norms'
 #                     sums of squares to the CPU's definition (ctest -L gpu)
-#   digest_bandwidth  digest of 1 and 4 GiB against a device-to-device copy (target x_copy >= 0.8)
+#   digest_bandwidth  digest of 1 and 4 GiB against a device-to-device copy (target x_copy >= 0.8);
+#                     a step's capture and the norms' kernel alone, recorded
 #   sdpa              SDPA (flash kernel on CUDA) against naive attention, bf16 and fp32, fwd+bwd
 #   nccl              the NCCL communicator, one rank per GPU (np 1; np 2 needs two GPUs)
 #   suite             host staging of CUDA tensors (HostStagingCommunicatorCudaTest), then
@@ -472,8 +473,9 @@ if want digest_bandwidth && needs digest_bandwidth lockstep-bench; then
   rc=0
   # Only the benchmarks of this check: a bare "Cuda" also ran BM_CudaStepOverhead (the cost check's),
   # whose crash on the 2026-11-26 run took this check down with it. BM_CudaCapture (a step's
-  # capture of many small and of a few large CUDA tensors, issue 38) is recorded, not judged.
-  bounded bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_Cuda(Digest|MemcpyD2D|Capture)/' --benchmark_out="$out/cuda_bench.json" \
+  # capture of many small and of a few large CUDA tensors, issue 38) and BM_CudaSquareSums (the
+  # norms' kernel alone, since 2026-12-07) are recorded, not judged.
+  bounded bench.log "$bin/lockstep-bench" --benchmark_filter='^BM_Cuda(Digest|MemcpyD2D|Capture|SquareSums)/' --benchmark_out="$out/cuda_bench.json" \
     --benchmark_out_format=json || rc=$?
   figures=$("$python" - "$out/cuda_bench.json" <<'PY' || true
 import json, sys
@@ -487,6 +489,12 @@ for b in doc["benchmarks"]:
         fig[f"capture_{size}_x_copy"] = round(b["x_copy"], 3)
         fig[f"capture_{size}_x_per_tensor"] = round(b["x_per_tensor"], 2)
         fig[f"capture_{size}_us"] = round(b["capture_us"], 1)
+        continue
+    if b["name"].startswith("BM_CudaSquareSums"):
+        mib = int(b["name"].split("bytes:")[1].split("/")[0]) >> 20
+        fig[f"squares_gbps_{mib}mib"] = round(b["squares_gbps"], 1)
+        fig[f"squares_x_copy_{mib}mib"] = round(b["x_copy"], 3)
+        fig[f"squares_us_{mib}mib"] = round(b["squares_us"], 1)
         continue
     if not b["name"].startswith("BM_CudaDigest"):
         continue
