@@ -14,7 +14,6 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include <torch/torch.h>
 
+#include "bench/median.h"
 #include "harness/capture/cuda/cuda_digest.h"
 #include "harness/capture/multi_tensor_digest.h"
 #include "harness/capture/tensor_digest.h"
@@ -61,6 +61,19 @@ bool ReadyOrSkip(benchmark::State& state) {
   return true;
 }
 
+// Seconds of one device-to-device copy of `bytes` bytes on the legacy default stream, waited for;
+// -1 with `error` set on a CUDA error.
+double TimeDeviceCopy(void* dst, const void* src, size_t bytes, std::string* error) {
+  const auto t0 = Clock::now();
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
+  if (e != cudaSuccess) {
+    *error = cudaGetErrorString(e);
+    return -1.0;
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 void BM_CudaMemcpyD2D(benchmark::State& state) {
   if (!ReadyOrSkip(state)) return;
   const size_t bytes = static_cast<size_t>(state.range(0));
@@ -70,11 +83,8 @@ void BM_CudaMemcpyD2D(benchmark::State& state) {
   if (!dst) return state.SkipWithError(error.c_str());
   double total = 0.0;
   for (auto _ : state) {
-    const auto t0 = Clock::now();
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (e != cudaSuccess) return state.SkipWithError(cudaGetErrorString(e));
+    const double s = TimeDeviceCopy(dst, src, bytes, &error);
+    if (s < 0) return state.SkipWithError(error.c_str());
     state.SetIterationTime(s);
     total += s;
   }
@@ -168,11 +178,9 @@ void BM_CudaCapture(benchmark::State& state) {
     if (!s.ok()) return state.SkipWithError(s.ToString().c_str());
     state.SetIterationTime(capture.back());
 
-    t0 = Clock::now();
-    cudaError_t e = cudaMemcpyAsync(copy.data_ptr(), list.flat.data_ptr(), bytes, cudaMemcpyDeviceToDevice, nullptr);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
-    copied.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (e != cudaSuccess) return state.SkipWithError(cudaGetErrorString(e));
+    std::string error;
+    copied.push_back(TimeDeviceCopy(copy.data_ptr(), list.flat.data_ptr(), bytes, &error));
+    if (copied.back() < 0) return state.SkipWithError(error.c_str());
 
     // The per-tensor path is the slow reference (75 ms for the 1024 tensors on an H100): a few
     // samples of it. Timed on every iteration, it made this benchmark 81 s of the GPU run's 97 s
@@ -185,16 +193,12 @@ void BM_CudaCapture(benchmark::State& state) {
     }
     per_tensor.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
   state.SetLabel(std::to_string(list.tensors.size()) + " " + DtypeName(list.flat.scalar_type()) + " tensors, " +
                  std::to_string(bytes >> 20) + " MiB");
-  state.counters["x_copy"] = median(copied) / median(capture);
-  state.counters["x_per_tensor"] = median(per_tensor) / median(capture);
-  state.counters["capture_us"] = median(capture) * 1e6;
+  state.counters["x_copy"] = bench::Median(copied) / bench::Median(capture);
+  state.counters["x_per_tensor"] = bench::Median(per_tensor) / bench::Median(capture);
+  state.counters["capture_us"] = bench::Median(capture) * 1e6;
 }
 BENCHMARK(BM_CudaCapture)
     ->ArgName("list")  // 0 small float32, 1 large float32, 2 small bfloat16
@@ -214,34 +218,27 @@ void BM_CudaSquareSums(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0));
   std::string error;
   void* src = DeviceBuffer(bytes, &error);
-  void* dst = src ? DeviceBuffer(bytes + 1, &error) : nullptr;
+  void* dst = src ? DeviceBuffer(bytes + 1, &error) : nullptr;  // BM_CudaMemcpyD2D's pair
   if (!dst) return state.SkipWithError(error.c_str());
   int device = 0;
   cudaGetDevice(&device);
   const lockstep::DeviceBuffer buffer{src, bytes, SquaredAs::kFloat32, /*known_device_memory=*/true};
   std::vector<double> sums, copies;
   for (auto _ : state) {
-    auto t0 = Clock::now();
+    const auto t0 = Clock::now();
     Result<std::vector<double>> r = SquareSumDeviceChunks(buffer, device, nullptr);
     sums.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
     benchmark::DoNotOptimize(r);
     state.SetIterationTime(sums.back());
 
-    t0 = Clock::now();
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
-    copies.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (e != cudaSuccess) return state.SkipWithError(cudaGetErrorString(e));
+    copies.push_back(TimeDeviceCopy(dst, src, bytes, &error));
+    if (copies.back() < 0) return state.SkipWithError(error.c_str());
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
-  state.counters["squares_us"] = median(sums) * 1e6;
-  state.counters["squares_gbps"] = static_cast<double>(bytes) / median(sums) / 1e9;
-  state.counters["x_copy"] = median(copies) / median(sums);
+  state.counters["squares_us"] = bench::Median(sums) * 1e6;
+  state.counters["squares_gbps"] = static_cast<double>(bytes) / bench::Median(sums) / 1e9;
+  state.counters["x_copy"] = bench::Median(copies) / bench::Median(sums);
 }
 BENCHMARK(BM_CudaSquareSums)
     ->ArgName("bytes")
