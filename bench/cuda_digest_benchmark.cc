@@ -211,8 +211,8 @@ BENCHMARK(BM_CudaCapture)
 
 // The norms' kernel alone (SquareSumDeviceChunks of float32 values), against a device-to-device
 // copy of the same bytes timed in the same iterations: 50 MiB (a 10M-parameter model's state, 50
-// chunks, fewer than the SMs) and 1 GiB. The fifth GPU run's profile put the one-warp kernel of
-// before 2026-12-07 at about 115 GB/s on the first (docs/PERFORMANCE.md).
+// chunks, fewer than the SMs) and 1 GiB; docs/PERFORMANCE.md has the one-warp kernel's figure
+// from a profile, to compare.
 void BM_CudaSquareSums(benchmark::State& state) {
   if (!ReadyOrSkip(state)) return;
   const size_t bytes = static_cast<size_t>(state.range(0));

@@ -740,8 +740,8 @@ fi
 # The CUPTI recorder is quiet on clean runs (the top rule: never cry wolf): loaded by the driver
 # into each rank of clean programs, the CPU examples (no cuInit: it never loads, and nothing
 # changes) and a CUDA one (cuda_weight_edit.py: its findings are replica_weights at step 2 and
-# finite at step 3, and none may be discovery_count; device counts after start-up are queries, allowed). Its figures: the
-# cuda.* calls per rank, to hold against the program.
+# finite at step 3, and none may be discovery_count; device counts after start-up are queries,
+# allowed). Its figures: the cuda.* calls per rank, to hold against the program.
 if want cupti; then
   cupti_lib=$build_dir/lib/liblockstep_cupti.so
   if [[ ! -f $cupti_lib ]]; then record cupti failed "liblockstep_cupti.so was not built (CUPTI not found? see out/gpu/configure.log)"

@@ -11,10 +11,8 @@
 // loads, all in flight at once; then warp 0's lane L adds the tile's values L, L+32, ... in order,
 // as the CPU's vector lane L does, while the other warps load the next tile into the other half.
 // The additions of a lane depend on each other, and only their order is the definition: the order
-// of the loads is free.
-// (Until 2026-12-07 one warp read the chunk alone, a row of 32 values at a time, 8 rows ahead: the
-// fifth GPU run measured that kernel at about 115 GB/s on an H100, 455 us for the 50 MiB of a 10M
-// parameter model's state, bound by the latency of too few loads in flight.)
+// of the loads is free. One warp reading its chunk alone keeps too few loads in flight where a
+// step has fewer chunks than the GPU has SMs (docs/PERFORMANCE.md, the GPU's profiles).
 //
 // The per-thread work is written here as host/device functions, so digest_kernel_test.cc runs the
 // very same steps on the CPU, tile by tile, and checks them against SumOfSquares bit for bit;

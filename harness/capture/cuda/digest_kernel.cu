@@ -181,10 +181,10 @@ Status CudaStatus(cudaError_t e, const char* call) {
 }
 
 // The synchronous calls' memory, one per device, kept for the process's life: a call allocates
-// nothing once the calls of a run have reached their size (the fifth GPU run measured a
-// cudaMallocAsync per call at 0.2-0.35 ms: CUDA's default pool gives its memory back at every
-// synchronization). Each call holds its device's memory until it has synchronized, so calls from
-// several threads take turns. Never freed: CUDA may be torn down before static destructors run.
+// nothing once the calls of a run have reached their size (an allocation per call costs a mapping
+// per call: CUDA's default pool gives its memory back at every synchronization). Each call holds
+// its device's memory until it has synchronized, so calls from several threads take turns. Never
+// freed: CUDA may be torn down before static destructors run.
 struct CallMemory {
   std::mutex mu;
   KeptCudaMemory memory;
