@@ -49,6 +49,10 @@ class Checker {
   // Whether it reads StepRecord::tensors. True unless a checker says otherwise, so one that says
   // nothing is handed whole traces (slow, never wrong).
   virtual bool reads_tensors() const { return true; }
+  // Whether what it compares is recorded before any rank's first step (the trace headers, the
+  // process groups made): it then judges a launch that timed out at start-up too, beside
+  // `startup`, where it may say why a rank never started.
+  virtual bool judges_start_up() const { return false; }
   // A checker that reads tensors step by step returns a fresh judge (checkers/step_judge.h) and
   // its Check() is JudgeInMemory over one; the runs' traces then stream through the judge and are
   // never held whole. `start`: what it compares with (reference's companion runs, golden's file).

@@ -15,6 +15,7 @@
 #include "checkers/forward_passes_checker.h"
 #include "checkers/golden_checker.h"
 #include "checkers/grad_presence_checker.h"
+#include "checkers/group_agreement_checker.h"
 #include "checkers/hang_checker.h"
 #include "checkers/node_lost_checker.h"
 #include "checkers/optimizer_settings_checker.h"
@@ -112,6 +113,8 @@ const std::vector<Entry>& Checkers() {
       // It judges a lost host whatever `checks:` lists; only a multi-host launch can end so.
       {&Make<NodeLostChecker>, DefaultUse::kOptIn, kNone, kNoTensors, InBand::kNo, LaunchEnding::kNodeLost, {}},
       {&Make<ConfigAgreementChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
+      // The process groups a program made (the probe's records); lockstep-rank's trainer makes none.
+      {&Make<GroupAgreementChecker>, DefaultUse::kAlways, kNone, kNoTensors, InBand::kNo, kNoEnding, {}},
       // It compares every replica's tensors with the 1-rank run's too, so it sees a lone replica.
       {&Make<ReferenceChecker>, DefaultUse::kWhenComparable, kDriftFromCleanRun | kReplicaWeightsDiffer, kNoTensors,
        InBand::kNo, kNoEnding, {Companion::kReference, Companion::kReferenceSplit}},

@@ -14,6 +14,7 @@ class ConfigAgreementChecker : public Checker {
  public:
   std::string_view name() const override { return "config_agreement"; }
   bool reads_tensors() const override { return false; }
+  bool judges_start_up() const override { return true; }
   std::vector<Finding> Check(const CheckContext& context) const override;
 };
 

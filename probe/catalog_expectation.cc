@@ -118,6 +118,7 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
     c.why = j.value("why", "");
     c.launcher = j.value("launcher", "local");
     if (j.contains("hang_timeout")) c.hang_timeout_s = j["hang_timeout"].get<double>();
+    if (j.contains("startup_timeout")) c.startup_timeout_s = j["startup_timeout"].get<double>();
     for (const json& f : j.at("findings")) {
       ExpectedFinding e;
       e.checker = f.at("checker").get<std::string>();
@@ -146,6 +147,9 @@ Result<CatalogExpectation> ReadCatalogExpectation(const std::filesystem::path& s
   }
   if (c.hang_timeout_s && !(*c.hang_timeout_s >= 1.0)) {
     return InvalidArgumentError(where + ": hang_timeout must be at least 1 (seconds)");
+  }
+  if (c.startup_timeout_s && !(*c.startup_timeout_s >= 1.0)) {
+    return InvalidArgumentError(where + ": startup_timeout must be at least 1 (seconds)");
   }
   if (Status corpus = CheckCorpusFields(c, where); !corpus.ok()) return corpus;
   if (!std::filesystem::exists(c.program)) return InvalidArgumentError(where + ": no program " + c.program.string());

@@ -11,6 +11,8 @@
 //                                      // torchrun or accelerate
 //     "hang_timeout": 20,              // exec's --hang-timeout for a bug that hangs (default: the
 //                                      // test's own, generous); seconds, at least 1
+//     "startup_timeout": 30,           // exec's --startup-timeout for a bug that stops a rank
+//                                      // before its first collective (default 300); at least 1
 //     "findings": [                    // each must be reported, once, by its checker
 //       {"checker": "synced_grads", "step": 4, "ranks": [2], "tensor": "0.weight",
 //        "message_contains": ["..."],  // step, ranks, tensor, message_contains, cause_contains:
@@ -89,6 +91,7 @@ struct CatalogExpectation {
   std::string why;
   std::string launcher = "local";  // `lockstep exec --launcher`: local, mpirun (an MPI program), torchrun, accelerate
   std::optional<double> hang_timeout_s;  // `lockstep exec --hang-timeout`; unset: the test's default
+  std::optional<double> startup_timeout_s;  // `lockstep exec --startup-timeout`; unset: the test's default
   std::vector<ExpectedFinding> findings;
   std::vector<std::string> also;
   // Checker -> how many tensors its verdict says it compared (CheckerVerdict::judged): 0 for a

@@ -412,11 +412,12 @@ PYBIND11_MODULE(_lockstep_probe, m) {
   // From the first optimizer step on, native recorders' calls (MPI's, NCCL's, CUDA's) belong to
   // the step the program is in, as the Python-level ones do (probe.record_discovery).
   m.def("set_discovery_context", [](const std::string& phase, int64_t step) { SetDiscoveryContext(phase, step); });
-  // A discovery call seen in Python (torch.distributed), with its phase, step and Python stack.
-  m.def("record_discovery", [](const std::string& name, const std::string& phase, int64_t step, const std::string& where) {
-          RecordDiscoveryAt(name, phase, step, where);
-        },
-        py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "");
+  // A discovery call seen in Python (torch.distributed), with its phase, step, Python stack and what
+  // a group-making call asked for (`comm`, compared by group_agreement).
+  m.def("record_discovery",
+        [](const std::string& name, const std::string& phase, int64_t step, const std::string& where,
+           const std::string& comm) { RecordDiscoveryAt(name, phase, step, where, comm); },
+        py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "", py::arg("comm") = "");
   // Whether a reused list of tensors still holds (_capture_lists.py), checked in C.
   m.def("same_values", &SameValues, py::arg("owners"), py::arg("attr"), py::arg("item"), py::arg("seen"));
   // The yardstick of bench/probe_overhead.py: (wall, this thread's CPU) seconds that one read of

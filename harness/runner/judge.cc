@@ -122,7 +122,7 @@ std::string UnobservedRanks(const Evidence& e, const std::vector<RankTrace>& tra
            "signal, os._exit); its messages start with 'lockstep probe:'" + logs;
   }
   return "no step recorded by " + Join(no_step) +
-         ": the program initialized torch.distributed but never stepped an optimizer, so nothing was checked" + logs;
+         ": the program initialized torch.distributed but never stepped an optimizer, so no step was checked" + logs;
 }
 
 // Recorded traces: every rank's file, and a step in one of them.
@@ -160,6 +160,16 @@ std::string Unjudgeable(const Evidence& e, const std::vector<RankTrace>& traces)
   return "";
 }
 
+// The checkers among `checks` whose inputs every rank records before its first step
+// (Checker::judges_start_up): what can still be judged of a run whose steps cannot be.
+std::vector<std::string> StartUpChecks(const std::vector<std::string>& checks) {
+  std::vector<std::string> out;
+  for (const std::unique_ptr<Checker>& checker : MakeCheckers(checks)) {
+    if (checker->judges_start_up()) out.emplace_back(checker->name());
+  }
+  return out;
+}
+
 // The verdict of a launch that ended before its checks could judge it, if it did.
 std::optional<ScenarioResult> VerdictOfEnding(const Evidence& e, const StreamedTraces& run, ScenarioResult r) {
   const LaunchReport& launch = *e.launch;
@@ -185,10 +195,13 @@ std::optional<ScenarioResult> VerdictOfEnding(const Evidence& e, const StreamedT
       r.reason = "ran past timeout_s = " + std::to_string(e.scenario.timeout_s) + " s; " + launch.message;
       return r;
     case LaunchEnding::kStartupTimeout: {
-      // Some ranks never started: the other checkers have nothing to compare.
+      // Some ranks never started: only what every rank records before its first step can be
+      // compared (the headers, the groups made), and may say why.
+      std::vector<std::string> checks = {*CheckerJudging(launch.ending)};
+      for (std::string& name : StartUpChecks(e.scenario.checks)) checks.push_back(std::move(name));
       CheckContext context{e.scenario, run.traces, launch};
       context.steps_without_tensors = !run.whole;
-      CheckerRun checked = RunCheckers({*CheckerJudging(launch.ending)}, context, e.scenario.expect_fail);
+      CheckerRun checked = RunCheckers(checks, context, e.scenario.expect_fail);
       r.findings = std::move(checked.findings);
       r.checkers = std::move(checked.verdicts);
       r.outcome = checked.expectation.outcome;
@@ -491,7 +504,20 @@ ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnin
   }
   if (!spawnings.empty()) return JudgeSpawnings(e, spawnings, std::move(r));
   FillFromTraces(run->traces, r);
-  if (std::string why = Unjudgeable(e, run->traces); !why.empty()) return error(why);
+  if (std::string why = Unjudgeable(e, run->traces); !why.empty()) {
+    // No step to compare (a reproduction script that never steps an optimizer): what the ranks
+    // recorded before one may still be a finding, and then it is the verdict, not an error.
+    CheckContext context{e.scenario, run->traces, e.launch ? *e.launch : LaunchReport{}};
+    context.steps_without_tensors = !run->whole;
+    CheckerRun checked = RunCheckers(StartUpChecks(checks), context, e.scenario.expect_fail);
+    if (checked.findings.empty()) return error(why);
+    r.findings = std::move(checked.findings);
+    r.checkers = std::move(checked.verdicts);
+    r.outcome = checked.expectation.outcome;
+    r.reason = why + "; only what every rank records before its first step was judged";
+    NameHosts(r.rank_hosts, r.findings);
+    return r;
+  }
   if (!e.companions.interrupted_during.empty()) {
     return error("interrupted (SIGINT/SIGTERM) during the " + e.companions.interrupted_during +
                  " run; the ranks were stopped");

@@ -145,6 +145,89 @@ TEST(JudgeTest, ALaunchThatEndedBeforeItsChecksIsJudgedByItsEnding) {
   }
 }
 
+// A start-up timeout leaves nothing of the steps to compare, but what every rank records before
+// its first step is judged beside it (checkers that say judges_start_up), where the scenario's
+// checks list them: here the groups that ranks which asked for different ones waited in.
+TEST(JudgeTest, AStartupTimeoutIsJudgedByTheCheckersOfWhatPrecedesTheFirstStep) {
+  testing::TempDir dir("lockstep_judge_");
+  fs::create_directories(dir.path());
+  for (int r = 0; r < 2; ++r) {
+    TraceHeader header;
+    header.rank = r;
+    header.world_size = 2;
+    header.backend = "gloo";
+    auto writer = TraceWriter::Open(dir.path() / TraceFileName(r), header);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    DiscoveryRecord made;
+    made.call = 1;
+    made.phase = "startup";
+    made.name = "torch.new_group";
+    made.comm = r == 0 ? "group[0]" : "group[1]";
+    ASSERT_TRUE((*writer)->WriteDiscovery(made).ok());
+  }
+  Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
+  e.scenario.checks = {"replica_weights", "group_agreement", "config_agreement"};
+  LaunchReport stopped;
+  stopped.ending = LaunchEnding::kStartupTimeout;
+  stopped.stalled_ranks = {1};
+  stopped.message = "start-up timeout: rank 1 had not recorded step 0";
+  e.launch = stopped;
+  const ScenarioResult r = Judge(e, {});
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  std::vector<std::string> found, judged;
+  for (const Finding& f : r.findings) found.push_back(f.checker);
+  for (const CheckerVerdict& v : r.checkers) judged.push_back(v.checker);
+  EXPECT_EQ(found, (std::vector<std::string>{"startup", "group_agreement"}));
+  EXPECT_EQ(judged, (std::vector<std::string>{"startup", "group_agreement", "config_agreement"}));
+  // A scenario that does not list it is not judged by it.
+  e.scenario.checks = {"replica_weights"};
+  const ScenarioResult only = Judge(e, {});
+  ASSERT_EQ(only.findings.size(), 1u);
+  EXPECT_EQ(only.findings[0].checker, "startup");
+}
+
+// A program that never steps an optimizer (a bug report's reproduction script) has no step to
+// compare: an error, unless what precedes a first step is a finding, which is then the verdict.
+TEST(JudgeTest, AProgramWithoutStepsIsJudgedOnWhatPrecedesThem) {
+  testing::TempDir dir("lockstep_judge_");
+  fs::create_directories(dir.path());
+  auto write = [&](const std::string& rank0_group) {
+    for (int r = 0; r < 2; ++r) {
+      TraceHeader header;
+      header.rank = r;
+      header.world_size = 2;
+      header.backend = "gloo";
+      auto writer = TraceWriter::Open(dir.path() / TraceFileName(r), header);
+      ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+      DiscoveryRecord made;
+      made.call = 1;
+      made.phase = "startup";
+      made.name = "torch.new_group";
+      made.comm = r == 0 ? rank0_group : "group[0,1]";
+      ASSERT_TRUE((*writer)->WriteDiscovery(made).ok());
+      ASSERT_TRUE((*writer)->WriteFooter(TraceFooter{0, "ok"}).ok());
+    }
+  };
+  Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
+  e.scenario.checks = {"replica_weights", "group_agreement"};
+  LaunchReport clean;
+  clean.ending = LaunchEnding::kClean;
+  e.launch = clean;
+  write("group[0,1]");
+  const ScenarioResult alike = Judge(e, {});
+  EXPECT_EQ(alike.outcome, Outcome::kError);
+  EXPECT_NE(alike.reason.find("never stepped an optimizer, so no step was checked"), std::string::npos)
+      << alike.reason;
+  write("group[0]");
+  const ScenarioResult apart = Judge(e, {});
+  EXPECT_EQ(apart.outcome, Outcome::kFail) << apart.reason;
+  ASSERT_EQ(apart.findings.size(), 1u);
+  EXPECT_EQ(apart.findings[0].checker, "group_agreement");
+  EXPECT_NE(apart.reason.find("never stepped an optimizer"), std::string::npos) << apart.reason;
+  EXPECT_NE(apart.reason.find("only what every rank records before its first step was judged"), std::string::npos)
+      << apart.reason;
+}
+
 // A spawning's folder as the probe leaves it (probe/lockstep/_spawn.py): spawning.json and the
 // traces of its world, `odd` (if >= 0) holding other weights from step `from` on.
 void WriteSpawning(const fs::path& traces, int k, const std::string& function, int ranks, int64_t steps, int odd = -1,

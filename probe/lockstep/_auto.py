@@ -6,7 +6,9 @@ program imports it, so the program needs no change.
                          that bound it by name (torch.distributed.device_mesh does); a world
                          group started some other way opens the trace at the first mesh, DDP,
                          optimizer step or backward pass (probe.ensure_trace)
-  new_group           -> wraps the new group; a discovery record (torch.new_group)
+  new_group           -> wraps the new group; a discovery record (torch.new_group) whose `comm` says
+                         which group was asked for (_groups.describe_group_call: group_agreement
+                         compares them across ranks)
   new_subgroups(_by_enumeration) -> one discovery record (torch.new_subgroups) for all its groups
   destroy_process_group -> lets go of the wrapped groups it destroys (they die when the program's do);
                          of one group (not the world's): a discovery record (torch.destroy_process_group)
@@ -73,9 +75,14 @@ def _patch_init_process_group(torch):
     def make_group_maker(original_maker, fname):
         @functools.wraps(original_maker)
         def maker(*args, **kwargs):
-            pg = original_maker(*args, **kwargs)
+            # Recorded as it is entered: a rank that waits in it for ranks that never make the
+            # same group (a rendezvous of ranks that asked for different groups) has asked for it.
             if not getattr(_tls, "in_subgroups", False):  # new_subgroups and meshes record themselves, once
-                probe.record_discovery("torch.new_group")
+                from lockstep import _groups
+
+                probe.record_discovery("torch.new_group",
+                                       _groups.describe_group_call(torch, fname, original_maker, args, kwargs))
+            pg = original_maker(*args, **kwargs)
             st = probe._STATE
             if st.session is None or st.failed is not None:
                 return pg
@@ -103,22 +110,24 @@ def _patch_init_process_group(torch):
         if original_sub is None:
             continue
 
-        def make(original_sub):
+        def make(original_sub, fname):
             @functools.wraps(original_sub)
             def subgroups(*args, **kwargs):
                 if getattr(_tls, "in_subgroups", False):  # one subgroups call inside another
                     return original_sub(*args, **kwargs)
+                from lockstep import _groups
+
+                probe.record_discovery("torch.new_subgroups",
+                                       _groups.describe_group_call(torch, fname, original_sub, args, kwargs))
                 _tls.in_subgroups = True
                 try:
-                    result = original_sub(*args, **kwargs)
+                    return original_sub(*args, **kwargs)
                 finally:
                     _tls.in_subgroups = False
-                probe.record_discovery("torch.new_subgroups")
-                return result
 
             return subgroups
 
-        wrapped = make(original_sub)
+        wrapped = make(original_sub, fname)
         setattr(c10d, fname, wrapped)
         if hasattr(dist, fname):
             setattr(dist, fname, wrapped)
@@ -159,7 +168,9 @@ def _patch_device_mesh(torch):
         finally:
             _tls.in_subgroups = False
         probe.ensure_trace(torch, "the first DeviceMesh")
-        probe.record_discovery("torch.init_device_mesh")
+        from lockstep import _groups
+
+        probe.record_discovery("torch.init_device_mesh", _groups.describe_mesh(self))
         probe.note_mesh(self)
 
     DeviceMesh.__init__ = __init__

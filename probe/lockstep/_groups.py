@@ -34,3 +34,62 @@ def wrap_subgroup(torch, session, pg, wrapped):
     name = "group[%s]" % ",".join(str(r) for r in ranks) if ranks is not None else "group%d" % len(wrapped)
     _wrap_backends(torch, session, pg, name, wrapped)
     return pg
+
+
+def _rank_list(ranks):
+    return "[" + ",".join(str(r) for r in sorted(int(r) for r in ranks)) + "]"
+
+
+def describe_group_call(torch, fname, original, args, kwargs):
+    """What a call that makes process groups asked for, the same text on every rank that asks
+    alike: recorded as its discovery record's `comm` and compared across ranks by group_agreement
+    (torch.distributed wants every rank of the world in each such call, in the same order, with
+    the same arguments, members or not). "" when the arguments cannot be read.
+
+      new_group([3, 0], backend="gloo")                 -> "group[0,3] gloo"
+      new_group([0, 3], use_local_synchronization=True) -> "group[0,3] local" (members only)
+      split_group(split_ranks=[[0, 1], [2, 3]])         -> "split[[0,1],[2,3]]"
+      new_subgroups(2)                                  -> "subgroups of 2"
+      new_subgroups_by_enumeration([[0, 1], [2, 3]])    -> "subgroups [[0,1],[2,3]]"
+    """
+    import inspect
+
+    # Runs in the program's own call, outside the probe's guard: whatever goes wrong here leaves
+    # the call undescribed, never failed.
+    try:
+        bound = inspect.signature(original).bind_partial(*args, **kwargs).arguments
+        if fname == "new_group":
+            ranks = bound.get("ranks")
+            if ranks is None:  # the whole world, as a group of its own
+                ranks = range(torch.distributed.get_world_size())
+            text = "group" + _rank_list(ranks)
+            backend = bound.get("backend")
+            if backend is not None:
+                text += " " + str(backend).lower()
+            if bound.get("use_local_synchronization"):
+                text += " local"
+            return text
+        if fname == "split_group":
+            split = bound.get("split_ranks")
+            return "split[" + ",".join(_rank_list(g) for g in (split or [])) + "]"
+        if fname == "new_subgroups":
+            size = bound.get("group_size")
+            return "subgroups of %s" % (int(size) if size is not None else "the local devices")
+        if fname == "new_subgroups_by_enumeration":
+            lists = bound.get("ranks_per_subgroup_list") or []
+            return "subgroups [" + ",".join(_rank_list(g) for g in lists) + "]"
+    except Exception:  # noqa: BLE001 -- see above
+        return ""
+    return ""
+
+
+def describe_mesh(mesh):
+    """A DeviceMesh's ranks and dim names: "mesh[[0,1],[2,3]] dims=dp,tp" ("" when unreadable)."""
+    def text(x):
+        return "[" + ",".join(text(v) for v in x) + "]" if isinstance(x, list) else str(int(x))
+
+    try:
+        names = getattr(mesh, "mesh_dim_names", None)
+        return "mesh" + text(mesh.mesh.tolist()) + (" dims=" + ",".join(str(n) for n in names) if names else "")
+    except Exception:  # noqa: BLE001 -- as describe_group_call's
+        return ""

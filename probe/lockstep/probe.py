@@ -1059,14 +1059,15 @@ def _program_stack(limit=3):
 
 
 @_guard
-def record_discovery(name):
+def record_discovery(name, comm=""):
     """A discovery call of the program (`torch.init_process_group`, `torch.new_group`, ...):
     recorded in the trace with the step the program is in, phase "startup" until its first
     optimizer step is done (the probe cannot tell where a program's set-up ends before that),
-    "step" after it, and where in the program it came from."""
+    "step" after it, where in the program it came from, and `comm`: what a group-making call
+    asked for (_groups.describe_group_call), or ""."""
     st = _STATE
     startup = st.steps == 0 and not st.stepped
-    _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _program_stack())
+    _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _program_stack(), comm)
 
 
 def note_mesh(mesh):

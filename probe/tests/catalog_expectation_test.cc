@@ -130,23 +130,26 @@ TEST(CatalogExpectationTest, ReadsASidecarAndRejectsBadOnes) {
   EXPECT_FALSE(ReadCatalogExpectation(dir / "orphan.expect.json").ok());  // no orphan.py
 }
 
-TEST(CatalogExpectationTest, LauncherAndHangTimeout) {
+TEST(CatalogExpectationTest, LauncherAndTimeouts) {
   const fs::path dir = fs::path(testing::TempDir()) / "catalog_expectation_launcher_test";
   fs::create_directories(dir);
   std::ofstream(dir / "hangs.py") << "print()\n";
   std::ofstream(dir / "hangs.expect.json")
-      << R"({"ranks": 2, "launcher": "torchrun", "hang_timeout": 20, "findings": []})";
+      << R"({"ranks": 2, "launcher": "torchrun", "hang_timeout": 20, "startup_timeout": 30, "findings": []})";
   Result<CatalogExpectation> e = ReadCatalogExpectation(dir / "hangs.expect.json");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e.value().launcher, "torchrun");
   EXPECT_EQ(e.value().hang_timeout_s, 20.0);
+  EXPECT_EQ(e.value().startup_timeout_s, 30.0);
   std::ofstream(dir / "hangs.expect.json") << R"({"ranks": 2, "findings": []})";
   e = ReadCatalogExpectation(dir / "hangs.expect.json");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e.value().launcher, "local");
   EXPECT_FALSE(e.value().hang_timeout_s.has_value());
+  EXPECT_FALSE(e.value().startup_timeout_s.has_value());
   for (const char* bad : {R"({"ranks": 2, "launcher": "deepspeed", "findings": []})",
-                          R"({"ranks": 2, "hang_timeout": 0, "findings": []})"}) {
+                          R"({"ranks": 2, "hang_timeout": 0, "findings": []})",
+                          R"({"ranks": 2, "startup_timeout": 0.5, "findings": []})"}) {
     std::ofstream(dir / "hangs.expect.json") << bad;
     Result<CatalogExpectation> rejected = ReadCatalogExpectation(dir / "hangs.expect.json");
     EXPECT_FALSE(rejected.ok()) << bad;

@@ -39,7 +39,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kProgramCheckers = {"replica_weights", "synced_grads",     "optimizer_state",
                                                    "buffers",         "collective_order", "discovery_count",
                                                    "finite",          "hang",             "crash",
-                                                   "teardown",        "forward_passes"};
+                                                   "teardown",        "forward_passes",   "group_agreement"};
 
 struct RunOutcome {
   LaunchReport launch;
@@ -272,7 +272,27 @@ TEST(ProbeCases, DiscoveryCallsAreRecordedOnceWithPhaseStepAndStack) {
       EXPECT_EQ(d[4].call, 5);
       EXPECT_NE(d[4].where.find("discovery_calls.py:"), std::string::npos) << d[4].where;
       EXPECT_NE(d[4].where.find(" in main"), std::string::npos) << d[4].where;
+      // What each group-making call asked for, the same on every rank (group_agreement).
+      EXPECT_EQ(d[0].comm, "");
+      for (size_t i = 1; i < 4; ++i) EXPECT_EQ(d[i].comm, "group[" + std::to_string(i - 1) + "]") << i;
+      EXPECT_EQ(d[4].comm, "group[0,1,2]");
     }
+  });
+}
+
+// A group made by its members only: with use_local_synchronization (left out of the comparison,
+// recorded as asked, ranks sorted), and without it (rank 2 never entered it: the finding).
+TEST(ProbeCases, AGroupSomeRanksNeverMadeIsNamed) {
+  RunCatalogEntry(kPrograms / "group_made_by_members_only.expect.json", {}, true, [](const RunOutcome& o) {
+    std::vector<std::vector<std::string>> made;
+    for (const RankTrace& t : o.traces) {
+      made.emplace_back();
+      for (const DiscoveryRecord& d : t.discoveries) {
+        if (d.name == "torch.new_group") made.back().push_back(d.comm);
+      }
+    }
+    EXPECT_EQ(made, (std::vector<std::vector<std::string>>{
+                        {"group[0,1]"}, {"group[1,2] local", "group[0,1]"}, {"group[1,2] local"}}));
   });
 }
 
@@ -299,6 +319,7 @@ TEST(ProbeCases, Fsdp1HybridShardIsComparedWithinItsReplicateGroup) {
         if (d.name != "torch.init_device_mesh") continue;
         ++meshes;
         EXPECT_EQ(d.phase, "startup");
+        EXPECT_EQ(d.comm, "mesh[[0,1],[2,3]] dims=replicate,shard");  // what group_agreement compares
       }
       EXPECT_EQ(meshes, 1);
     }

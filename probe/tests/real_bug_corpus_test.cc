@@ -79,6 +79,8 @@ TEST(RealBugCorpus, EveryProgramIsRunHere) {
       "nan_loss_skip_one_rank_fixed",
       "nanogpt_sync_flag_after_forward",
       "nanogpt_sync_flag_after_forward_fixed",
+      "new_group_own_ranks_only",
+      "new_group_own_ranks_only_fixed",
       "no_initial_broadcast",
       "no_initial_broadcast_fixed",
       "plateau_lr_local_loss",
@@ -165,6 +167,8 @@ TEST(RealBugCorpus, NanLossSkipOneRank) { Exec("nan_loss_skip_one_rank"); }
 TEST(RealBugCorpus, NanLossSkipOneRankFixed) { Exec("nan_loss_skip_one_rank_fixed"); }
 TEST(RealBugCorpus, NanogptSyncFlagAfterForward) { Exec("nanogpt_sync_flag_after_forward"); }
 TEST(RealBugCorpus, NanogptSyncFlagAfterForwardFixed) { Exec("nanogpt_sync_flag_after_forward_fixed"); }
+TEST(RealBugCorpus, NewGroupOwnRanksOnly) { Exec("new_group_own_ranks_only"); }
+TEST(RealBugCorpus, NewGroupOwnRanksOnlyFixed) { Exec("new_group_own_ranks_only_fixed"); }
 TEST(RealBugCorpus, NoInitialBroadcast) { Exec("no_initial_broadcast"); }
 TEST(RealBugCorpus, NoInitialBroadcastFixed) { Exec("no_initial_broadcast_fixed"); }
 TEST(RealBugCorpus, PlateauLrLocalLoss) { Exec("plateau_lr_local_loss"); }

@@ -78,6 +78,7 @@ void ExecCatalogEntry(const fs::path& catalog, const std::string& suite, const s
   // Generous: the frameworks take seconds to import on a loaded machine; a real hang is cut by
   // the watchdog. A bug that hangs says its own (still generous) limit in its sidecar.
   const std::string hang_timeout = std::to_string(static_cast<int>(e.hang_timeout_s.value_or(60)));
+  const std::string startup_timeout = std::to_string(static_cast<int>(e.startup_timeout_s.value_or(300)));
   for (int repeat = 1; repeat <= e.repeats; ++repeat) {
     SCOPED_TRACE(name + " repeat " + std::to_string(repeat) + ": " + e.why);
     const fs::path out = testing::FreshOutDir(suite, name);
@@ -85,7 +86,7 @@ void ExecCatalogEntry(const fs::path& catalog, const std::string& suite, const s
         testing::LockstepBinary(),
         {"exec", "--ranks", std::to_string(e.ranks), "--launcher", e.launcher, "--out", out.string(), "--name", name,
          "--hang-timeout", hang_timeout,
-         "--startup-timeout", "300", "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
+         "--startup-timeout", startup_timeout, "--", LOCKSTEP_PROBE_PYTHON, e.program.string()},
         LOCKSTEP_SOURCE_DIR);
     const std::string said = "exit " + std::to_string(r.exit_code) + "\n" + r.out + r.err;
     ASSERT_EQ(r.exit_code, e.findings.empty() ? 0 : 1) << said;
