@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "checkers/internal/check_util.h"
 #include "harness/trace/trace_fields.h"
 
 namespace lockstep {
@@ -23,7 +24,7 @@ struct Field {
 std::vector<Field> FieldsOf(const std::vector<RankTrace>& traces) {
   std::vector<const RankTrace*> present;
   for (const RankTrace& t : traces) {
-    if (!t.missing) present.push_back(&t);
+    if (internal::HasData(t)) present.push_back(&t);  // a trace cut before its header has no world to compare
   }
   std::vector<Field> fields;
   auto scalar = [&](const char* name, auto value_of) {

@@ -33,6 +33,10 @@ TEST(ConfigAgreementCheckerTest, QuietWhenEveryRankHasTheSameWorld) {
   run.traces[2] = RankTrace{};
   run.traces[2].missing = true;
   EXPECT_TRUE(ConfigAgreementChecker().Check(run.Context()).empty());
+  // Nor one cut before its header: it has no world to compare (its defaults are no values).
+  run.traces[2] = RankTrace{};
+  run.traces[2].truncated = true;
+  EXPECT_TRUE(ConfigAgreementChecker().Check(run.Context()).empty());
 }
 
 TEST(ConfigAgreementCheckerTest, NamesTheOddRankOfEachSettingThatDiffers) {

@@ -160,6 +160,15 @@ std::string Unjudgeable(const Evidence& e, const std::vector<RankTrace>& traces)
   return "";
 }
 
+// Every rank's trace is there, of this world, and readable to its header: a run that cannot be
+// judged only for want of steps, whose start-up records can still be (StartUpChecks). Anything
+// less is bad input, never compared.
+bool OnlyStepsAreMissing(const Evidence& e, const std::vector<RankTrace>& traces) {
+  if (!TracesPastTheWorld(e).empty() || !UnreadableTraces(traces, e.trace_dir).empty()) return false;
+  return std::all_of(traces.begin(), traces.end(),
+                     [](const RankTrace& t) { return !t.missing && !t.header.schema.empty(); });
+}
+
 // The checkers among `checks` whose inputs every rank records before its first step
 // (Checker::judges_start_up): what can still be judged of a run whose steps cannot be.
 std::vector<std::string> StartUpChecks(const std::vector<std::string>& checks) {
@@ -505,6 +514,7 @@ ScenarioResult JudgeOne(const Evidence& e, ScenarioResult r, bool follow_spawnin
   if (!spawnings.empty()) return JudgeSpawnings(e, spawnings, std::move(r));
   FillFromTraces(run->traces, r);
   if (std::string why = Unjudgeable(e, run->traces); !why.empty()) {
+    if (!OnlyStepsAreMissing(e, run->traces)) return error(why);
     // No step to compare (a reproduction script that never steps an optimizer): what the ranks
     // recorded before one may still be a finding, and then it is the verdict, not an error.
     CheckContext context{e.scenario, run->traces, e.launch ? *e.launch : LaunchReport{}};
