@@ -145,26 +145,33 @@ TEST(JudgeTest, ALaunchThatEndedBeforeItsChecksIsJudgedByItsEnding) {
   }
 }
 
-// A start-up timeout leaves nothing of the steps to compare, but what every rank records before
-// its first step is judged beside it (checkers that say judges_start_up), where the scenario's
-// checks list them: here the groups that ranks which asked for different ones waited in.
-TEST(JudgeTest, AStartupTimeoutIsJudgedByTheCheckersOfWhatPrecedesTheFirstStep) {
-  testing::TempDir dir("lockstep_judge_");
-  fs::create_directories(dir.path());
-  for (int r = 0; r < 2; ++r) {
+// Traces of no step: each rank's header and one group it made at start-up (`groups`, one per rank,
+// as the probe describes it), and a clean-exit footer if `footer`.
+void WriteStartUpOnly(const fs::path& dir, const std::vector<std::string>& groups, bool footer) {
+  fs::create_directories(dir);
+  for (size_t r = 0; r < groups.size(); ++r) {
     TraceHeader header;
-    header.rank = r;
-    header.world_size = 2;
+    header.rank = static_cast<int>(r);
+    header.world_size = static_cast<int>(groups.size());
     header.backend = "gloo";
-    auto writer = TraceWriter::Open(dir.path() / TraceFileName(r), header);
+    auto writer = TraceWriter::Open(dir / TraceFileName(static_cast<int>(r)), header);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     DiscoveryRecord made;
     made.call = 1;
     made.phase = "startup";
     made.name = "torch.new_group";
-    made.comm = r == 0 ? "group[0]" : "group[1]";
+    made.comm = groups[r];
     ASSERT_TRUE((*writer)->WriteDiscovery(made).ok());
+    if (footer) ASSERT_TRUE((*writer)->WriteFooter(TraceFooter{0, "ok"}).ok());
   }
+}
+
+// A start-up timeout leaves nothing of the steps to compare, but what every rank records before
+// its first step is judged beside it (checkers that say judges_start_up), where the scenario's
+// checks list them: here the groups that ranks which asked for different ones waited in.
+TEST(JudgeTest, AStartupTimeoutIsJudgedByTheCheckersOfWhatPrecedesTheFirstStep) {
+  testing::TempDir dir("lockstep_judge_");
+  WriteStartUpOnly(dir.path(), {"group[0]", "group[1]"}, /*footer=*/false);
   Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
   e.scenario.checks = {"replica_weights", "group_agreement", "config_agreement"};
   LaunchReport stopped;
@@ -190,35 +197,17 @@ TEST(JudgeTest, AStartupTimeoutIsJudgedByTheCheckersOfWhatPrecedesTheFirstStep) 
 // compare: an error, unless what precedes a first step is a finding, which is then the verdict.
 TEST(JudgeTest, AProgramWithoutStepsIsJudgedOnWhatPrecedesThem) {
   testing::TempDir dir("lockstep_judge_");
-  fs::create_directories(dir.path());
-  auto write = [&](const std::string& rank0_group) {
-    for (int r = 0; r < 2; ++r) {
-      TraceHeader header;
-      header.rank = r;
-      header.world_size = 2;
-      header.backend = "gloo";
-      auto writer = TraceWriter::Open(dir.path() / TraceFileName(r), header);
-      ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-      DiscoveryRecord made;
-      made.call = 1;
-      made.phase = "startup";
-      made.name = "torch.new_group";
-      made.comm = r == 0 ? rank0_group : "group[0,1]";
-      ASSERT_TRUE((*writer)->WriteDiscovery(made).ok());
-      ASSERT_TRUE((*writer)->WriteFooter(TraceFooter{0, "ok"}).ok());
-    }
-  };
   Evidence e = Recorded(dir.path(), 2, TraceDemand::kEveryRankSteps);
   e.scenario.checks = {"replica_weights", "group_agreement"};
   LaunchReport clean;
   clean.ending = LaunchEnding::kClean;
   e.launch = clean;
-  write("group[0,1]");
+  WriteStartUpOnly(dir.path(), {"group[0,1]", "group[0,1]"}, /*footer=*/true);
   const ScenarioResult alike = Judge(e, {});
   EXPECT_EQ(alike.outcome, Outcome::kError);
   EXPECT_NE(alike.reason.find("never stepped an optimizer, so no step was checked"), std::string::npos)
       << alike.reason;
-  write("group[0]");
+  WriteStartUpOnly(dir.path(), {"group[0]", "group[0,1]"}, /*footer=*/true);
   const ScenarioResult apart = Judge(e, {});
   EXPECT_EQ(apart.outcome, Outcome::kFail) << apart.reason;
   ASSERT_EQ(apart.findings.size(), 1u);
