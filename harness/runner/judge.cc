@@ -165,8 +165,7 @@ std::string Unjudgeable(const Evidence& e, const std::vector<RankTrace>& traces)
 // less is bad input, never compared.
 bool OnlyStepsAreMissing(const Evidence& e, const std::vector<RankTrace>& traces) {
   if (!TracesPastTheWorld(e).empty() || !UnreadableTraces(traces, e.trace_dir).empty()) return false;
-  return std::all_of(traces.begin(), traces.end(),
-                     [](const RankTrace& t) { return !t.missing && !t.header.schema.empty(); });
+  return std::none_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.missing; });
 }
 
 // The checkers among `checks` whose inputs every rank records before its first step

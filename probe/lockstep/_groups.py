@@ -31,7 +31,7 @@ def wrap_subgroup(torch, session, pg, wrapped):
         ranks = sorted(torch.distributed.get_process_group_ranks(pg))
     except (AttributeError, KeyError, TypeError, RuntimeError):
         ranks = None
-    name = "group[%s]" % ",".join(str(r) for r in ranks) if ranks is not None else "group%d" % len(wrapped)
+    name = "group" + _rank_list(ranks) if ranks is not None else "group%d" % len(wrapped)
     _wrap_backends(torch, session, pg, name, wrapped)
     return pg
 
