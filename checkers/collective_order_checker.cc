@@ -30,6 +30,17 @@ struct SeqGroup {
   std::vector<int> ranks;
 };
 
+// Where in the program each side issued its collective at the difference (trace 2.6: the probe
+// records the line of a collective called from Python), "rank 0: train.py:24 in main; ranks 1,2:
+// train.py:27 in main"; "" where no side's record says.
+std::string CalledAt(const std::vector<SeqGroup>& sides) {
+  std::vector<std::string> at;
+  for (const SeqGroup& side : sides) {
+    if (side.record && !side.record->where.empty()) at.push_back(RankPhrase(side.ranks) + ": " + side.record->where);
+  }
+  return internal::JoinClauses(at, at.size());
+}
+
 bool CompletedStep(const RankTrace& trace, int64_t step) {
   return step >= 0 && !trace.steps.empty() && trace.steps.back().step >= step;
 }
@@ -149,6 +160,14 @@ std::vector<Finding> CollectiveOrderChecker::Check(const CheckContext& context) 
           f.ranks.assign(all.begin(), all.end());
           f.message += ": the records cannot tell which side is wrong, so every rank that disagrees is named";
         }
+      }
+      // The odd sides first, as the message names them.
+      std::vector<SeqGroup> sides(at.begin() + 1, at.end());
+      sides.push_back(ref);
+      const std::string called_at = CalledAt(sides);
+      if (!called_at.empty()) {
+        f.message += ". Called at: " + called_at;
+        f.details["called_at"] = called_at;
       }
       f.details["group"] = group;
       f.details["collective_seq"] = std::to_string(seq);

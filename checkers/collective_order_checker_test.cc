@@ -46,6 +46,42 @@ TEST(CollectiveOrderCheckerTest, NamesTheFirstDifferingSeqFieldByField) {
             "all_reduce(float32, 64, avg) (op all_gather vs all_reduce, count 4096 vs 64, reduce none vs avg)");
 }
 
+// Trace 2.6: where the program called each side's collective, when the records say; a side
+// without one (a collective DDP's C++ issued) is left out, and with none the message is as above.
+TEST(CollectiveOrderCheckerTest, SaysWhereEachSideCalledItsCollective) {
+  CannedRun run(4, 5);
+  for (int r = 0; r < 4; ++r) {
+    CollectiveRecord* c = Seq(run, r, "world", 5);
+    ASSERT_NE(c, nullptr);
+    if (r == 0) {
+      c->op = "broadcast";
+      c->reduce = "";
+      c->root = 0;
+      c->where = "torch nn/parallel/distributed.py:2172 in _distributed_broadcast_coalesced < eval.py:24 in main";
+    } else if (r != 3) {
+      c->where = "eval.py:27 in main";
+    }
+  }
+  auto f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].ranks, (std::vector<int>{0}));
+  const std::string called_at =
+      "rank 0: torch nn/parallel/distributed.py:2172 in _distributed_broadcast_coalesced < eval.py:24 in main; "
+      "ranks 1,2,3: eval.py:27 in main";
+  EXPECT_EQ(f[0].details.at("called_at"), called_at);
+  EXPECT_NE(f[0].message.find("rank 0 runs broadcast(float32, 64, root 0) but ranks 1,2,3 run all_reduce(float32, 64, avg) ("),
+            std::string::npos) << f[0].message;
+  const std::string tail = ". Called at: " + called_at;
+  ASSERT_GT(f[0].message.size(), tail.size());
+  EXPECT_EQ(f[0].message.substr(f[0].message.size() - tail.size()), tail) << f[0].message;
+
+  for (int r = 1; r < 4; ++r) Seq(run, r, "world", 5)->where.clear();  // the majority's unknown
+  f = CollectiveOrderChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].details.at("called_at"),
+            "rank 0: torch nn/parallel/distributed.py:2172 in _distributed_broadcast_coalesced < eval.py:24 in main");
+}
+
 TEST(CollectiveOrderCheckerTest, AnExtraCollectiveOnOneRank) {
   CannedRun run(4, 4);
   CollectiveRecord extra;

@@ -30,6 +30,7 @@
 #include "harness/trace/trace_writer.h"
 #include "harness/trace/world_settings.h"
 #include "probe/capture_list.h"
+#include "probe/collective_site.h"
 #include "probe/deferred_steps.h"
 #include "probe/gradient_list.h"
 #include "probe/held_works.h"
@@ -418,6 +419,9 @@ PYBIND11_MODULE(_lockstep_probe, m) {
         [](const std::string& name, const std::string& phase, int64_t step, const std::string& where,
            const std::string& comm) { RecordDiscoveryAt(name, phase, step, where, comm); },
         py::arg("name"), py::arg("phase"), py::arg("step"), py::arg("where") = "", py::arg("comm") = "");
+  // Where the program called the collective this thread is about to issue (_sites.py), written
+  // into its begin record; "" after the call.
+  m.def("set_collective_site", &SetCollectiveSite, py::arg("where"));
   // Whether a reused list of tensors still holds (_capture_lists.py), checked in C.
   m.def("same_values", &SameValues, py::arg("owners"), py::arg("attr"), py::arg("item"), py::arg("seen"));
   // The yardstick of bench/probe_overhead.py: (wall, this thread's CPU) seconds that one read of

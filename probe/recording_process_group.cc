@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "harness/capture/dtype_name.h"
+#include "probe/collective_site.h"
 #include "probe/held_works.h"
 #include "probe/work_completion.h"
 
@@ -148,6 +149,7 @@ uint64_t RecordingProcessGroup::Begin(const char* op, const at::Tensor* first, i
   r.count = count;
   r.root = static_cast<int>(root);
   r.reduce = reduce;
+  r.where = CollectiveSite();
   return session_->CollectiveStarted(std::move(r));
 }
 
@@ -163,6 +165,7 @@ uint64_t RecordingProcessGroup::BeginAllToAll(const at::Tensor* first, int64_t c
   r.group_rank = getRank();
   r.in_splits = std::move(in_splits);
   r.out_splits = std::move(out_splits);
+  r.where = CollectiveSite();
   return session_->CollectiveStarted(std::move(r));
 }
 

@@ -211,6 +211,7 @@ CollectiveRecord ParseCollectiveBegin(const json& j) {
   c.step = Get<int64_t>(j, f::kStep, 0);
   c.start_s = GetDouble(j, f::kStartS, 0.0);
   if (j.contains(f::kEndS)) c.end_s = GetDouble(j, f::kEndS, 0.0);
+  c.where = Get<std::string>(j, f::kWhere, "");
   return c;
 }
 

@@ -168,6 +168,7 @@ TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
   CollectiveRecord plain;
   plain.group = "world";
   plain.op = "all_reduce";
+  plain.where = "train.py:24 in \"main\" < run.py:3 in <module>";  // 2.6, escaped as JSON
   ASSERT_TRUE((*writer)->WriteCollectiveBegin(plain).ok());
   StepRecord step;
   step.step = 2;
@@ -184,6 +185,8 @@ TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
   EXPECT_EQ(t->collectives[0].out_splits, (std::vector<int64_t>{12, 12}));
   EXPECT_EQ(t->collectives[1].group_rank, -1);
   EXPECT_TRUE(t->collectives[1].in_splits.empty());
+  EXPECT_EQ(t->collectives[0].where, "");
+  EXPECT_EQ(t->collectives[1].where, "train.py:24 in \"main\" < run.py:3 in <module>");
   ASSERT_EQ(t->steps.size(), 2u);
   // Sorted by name as JSON objects read; the values exact.
   EXPECT_EQ(t->steps[0].optimizer,
@@ -199,6 +202,7 @@ TEST_F(TraceReaderTest, ReadsOptimizerSettingsAndAllToAllSplits) {
   EXPECT_TRUE(o->steps[0].optimizer.empty());
   EXPECT_EQ(o->collectives[0].group_rank, -1);
   EXPECT_TRUE(o->collectives[0].out_splits.empty());
+  EXPECT_EQ(o->collectives[0].where, "");
 
   for (const std::string& bad : {
            std::string(R"({"type":"step","step":1,"optimizer":[0.1],"tensors":[]})"),

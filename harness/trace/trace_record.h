@@ -23,8 +23,9 @@ inline constexpr int kTraceSchemaMajor = 2;
 inline constexpr int kOldestTraceSchemaMajor = 1;
 // Minor 1: the header's `environment`; minor 2: tensors' replica groups; minor 3: a step's
 // optimizer settings and an all_to_all's split sizes; minor 4: what replica digests cannot see
-// (docs/TRACE.md); minor 5: a step's training forward passes.
-inline constexpr int kTraceSchemaMinor = 5;
+// (docs/TRACE.md); minor 5: a step's training forward passes; minor 6: where in the program a
+// collective was called.
+inline constexpr int kTraceSchemaMinor = 6;
 inline constexpr const char* kTraceSchemaName = "lockstep.trace";
 
 // XXH3-128 based content digest (harness/trace/digest.h says how it is computed).
@@ -143,6 +144,10 @@ struct CollectiveRecord {
   int64_t step = 0;      // the optimizer step it belongs to (0: initialization)
   double start_s = 0.0;
   std::optional<double> end_s;  // absent while in flight (or forever, if it hung)
+  // Where the program called it (since 2.6; "" where not recorded: a collective a library's C++
+  // issued, as DDP's gradient buckets, lockstep-rank's, older traces), innermost first:
+  // "torch nn/parallel/distributed.py:2172 in _distributed_broadcast_coalesced < train.py:24 in main".
+  std::string where;
 };
 
 // One call that discovers devices, ranks or peers, or builds a communicator (docs/CHECKERS.md

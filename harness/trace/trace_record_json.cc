@@ -75,6 +75,7 @@ ordered_json ToJson(const CollectiveRecord& c) {
   if (!c.in_splits.empty()) j[f::kInSplits] = c.in_splits;
   if (!c.out_splits.empty()) j[f::kOutSplits] = c.out_splits;
   if (c.end_s) j[f::kEndS] = Number(*c.end_s);
+  if (!c.where.empty()) j[f::kWhere] = c.where;
   return j;
 }
 

@@ -394,6 +394,7 @@ Status TraceWriter::WriteCollectiveBegin(const CollectiveRecord& c) {
   j.Field(f::kStep, c.step);
   j.Field(f::kStartS, c.start_s);
   if (c.end_s) j.Field(f::kEndS, *c.end_s);
+  if (!c.where.empty()) j.Field(f::kWhere, c.where);  // since 2.6
   j.End();
   j.NewLine();
   return Flush();

@@ -111,7 +111,7 @@ TEST(TraceWriterTest, HeaderIsTheFirstLineWithTheCurrentSchema) {
   ASSERT_EQ(lines.size(), 1u);
   auto j = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(j["type"], "header");
-  EXPECT_EQ(j["schema"], "lockstep.trace/2.5");
+  EXPECT_EQ(j["schema"], "lockstep.trace/2.6");
   EXPECT_EQ(j["rank"], 2);
   EXPECT_EQ(j["versions"]["libtorch"], "1.13.1");
 }

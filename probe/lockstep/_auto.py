@@ -25,6 +25,8 @@ program imports it, so the program needs no change.
                          settings: lr, betas, momentum, weight_decay, eps)
   clip_grad_norm_     -> the step's max_norm and norm_type, and the norm it returned (torch.nn.utils,
                          wherever bound by name)
+  all_reduce, broadcast, barrier, ... and DDP's _broadcast_coalesced -> where the program called
+                         each collective, into its begin record (_sites.py; wherever bound by name)
   Tensor.backward     -> the loss (the scalar the program calls backward on)
   torch.autograd.backward of one scalar -> the loss too (pipelining's last stage calls it so)
 """
@@ -311,6 +313,29 @@ def _patch_backward(torch):
     torch.autograd.backward = autograd_backward
 
 
+def _patch_collectives(torch):
+    from lockstep import _sites
+
+    loaded = []
+
+    def recording():
+        """The compiled part while a trace is open (loaded by then), else None."""
+        st = probe._STATE
+        if st.session is None or st.failed is not None:
+            return None
+        if not loaded:
+            loaded.append(probe._ext())
+        return loaded[0]
+
+    for namespace in (torch.distributed.distributed_c10d, torch.distributed):
+        for name in _sites.COLLECTIVES:
+            original = vars(namespace).get(name)
+            if callable(original) and not hasattr(original, "_lockstep_site"):
+                wrapped = _sites.wrap_collective(original, recording)
+                wrapped._lockstep_site = True
+                _rebind(original, wrapped, name)
+
+
 def install(torch):
     """Patches `torch` (called once, right after it was imported)."""
     global _installed
@@ -324,6 +349,7 @@ def install(torch):
 
     _patch_init_process_group(torch)
     _patch_device_mesh(torch)
+    _patch_collectives(torch)
     atexit.register(probe.explain_no_trace)
     _patch_ddp(torch)
     _patch_join(torch)

@@ -32,6 +32,8 @@ import threading
 import time
 import weakref
 
+from lockstep import _sites
+
 __all__ = ["attach", "step", "enabled", "busy_seconds", "ProbeError"]
 
 
@@ -1035,28 +1037,6 @@ def note_clip_norm(total_norm):
 
 # ----------------------------------------------------------------------------- discovery
 
-_LIBRARY_DIRS = None
-
-
-def _program_stack(limit=3):
-    """The innermost `limit` frames of the program itself (not the probe's, torch's or the
-    standard library's functools), innermost first: "model.py:41 in forward < train.py:80 in main"."""
-    global _LIBRARY_DIRS
-    if _LIBRARY_DIRS is None:
-        dirs = [os.path.dirname(os.path.abspath(__file__))]
-        torch = sys.modules.get("torch")
-        if torch is not None and getattr(torch, "__file__", None):
-            dirs.append(os.path.dirname(os.path.abspath(torch.__file__)))
-        _LIBRARY_DIRS = tuple(d + os.sep for d in dirs)
-    frames = []
-    f = sys._getframe(1)
-    while f is not None and len(frames) < limit:
-        path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_LIBRARY_DIRS) and not path.endswith(os.sep + "functools.py"):
-            frames.append("%s:%d in %s" % (os.path.basename(path), f.f_lineno, f.f_code.co_name))
-        f = f.f_back
-    return " < ".join(frames)
-
 
 @_guard
 def record_discovery(name, comm=""):
@@ -1067,7 +1047,7 @@ def record_discovery(name, comm=""):
     asked for (_groups.describe_group_call), or ""."""
     st = _STATE
     startup = st.steps == 0 and not st.stepped
-    _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _program_stack(), comm)
+    _ext().record_discovery(name, "startup" if startup else "step", st.session.step, _sites.program_stack(), comm)
 
 
 def note_mesh(mesh):

@@ -253,6 +253,28 @@ TEST(ProbeCases, Torch2CollectivesAreEachRecorded) {
       EXPECT_GE(total["all_gather"], 4 * steps);
       EXPECT_GE(total["reduce_scatter"], 4 * steps);
       EXPECT_GE(total["all_reduce"], 2 * steps);
+
+      // Where each was called (trace 2.6): the program's line for its own calls, also for the two
+      // broadcasts inside broadcast_object_list; torch's frame first for DDP's start-up broadcast,
+      // which torch made; nothing for what C++ issued (DDP's buckets, the functional collectives).
+      auto starts = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
+      int program_gathers = 0, object_broadcasts = 0, ddp_broadcasts = 0, unsited_reduces = 0;
+      for (const CollectiveRecord& c : o.traces[r].collectives) {
+        if (c.op == "all_gather" && starts(c.where, "torch2_collectives.py:")) ++program_gathers;
+        if (c.op == "broadcast" && starts(c.where, "torch2_collectives.py:")) ++object_broadcasts;
+        if (c.op == "broadcast" && starts(c.where, "torch distributed/utils.py:") &&
+            c.where.find(" in _sync_params_and_buffers < torch2_collectives.py:") != std::string::npos) {
+          ++ddp_broadcasts;
+        }
+        if (c.op == "all_reduce" && c.where.empty()) ++unsited_reduces;
+        if (!c.where.empty()) {
+          EXPECT_NE(c.where.find(" in main < torch2_collectives.py:"), std::string::npos) << c.where;
+        }
+      }
+      EXPECT_EQ(program_gathers, 2 * steps);  // all_gather_into_tensor and _all_gather_base
+      EXPECT_EQ(object_broadcasts, 2 * steps);
+      EXPECT_GE(ddp_broadcasts, 1);
+      EXPECT_GE(unsited_reduces, 2 * steps);
     }
   });
 }

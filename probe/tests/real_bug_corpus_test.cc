@@ -55,6 +55,8 @@ TEST(RealBugCorpus, EveryProgramIsRunHere) {
       "ddp_converted_after_wrap_fixed",
       "ddp_param_replaced_after_wrap",
       "ddp_param_replaced_after_wrap_fixed",
+      "ddp_rank0_eval_through_wrapper",
+      "ddp_rank0_eval_through_wrapper_fixed",
       "ddp_unused_module",
       "ddp_unused_module_fixed",
       "early_stop_one_rank",
@@ -141,6 +143,8 @@ TEST(RealBugCorpus, BnBuffersNotBroadcast) { Exec("bn_buffers_not_broadcast"); }
 TEST(RealBugCorpus, BnBuffersNotBroadcastFixed) { Exec("bn_buffers_not_broadcast_fixed"); }
 TEST(RealBugCorpus, DdpConvertedAfterWrap) { Exec("ddp_converted_after_wrap"); }
 TEST(RealBugCorpus, DdpConvertedAfterWrapFixed) { Exec("ddp_converted_after_wrap_fixed"); }
+TEST(RealBugCorpus, DdpRank0EvalThroughWrapper) { Exec("ddp_rank0_eval_through_wrapper"); }
+TEST(RealBugCorpus, DdpRank0EvalThroughWrapperFixed) { Exec("ddp_rank0_eval_through_wrapper_fixed"); }
 TEST(RealBugCorpus, DdpParamReplacedAfterWrap) { Exec("ddp_param_replaced_after_wrap"); }
 TEST(RealBugCorpus, DdpParamReplacedAfterWrapFixed) { Exec("ddp_param_replaced_after_wrap_fixed"); }
 TEST(RealBugCorpus, DdpUnusedModule) { Exec("ddp_unused_module"); }

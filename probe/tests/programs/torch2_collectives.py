@@ -1,6 +1,6 @@
 """Every way a torch 2.x program issues a collective, each once per step on every rank, beside
 DDP: the tensor forms (all_gather_into_tensor, reduce_scatter_tensor), the deprecated
-_all_gather_base and _reduce_scatter_base, and the functional collectives that DTensor and
+_all_gather_base and _reduce_scatter_base, an object form (broadcast_object_list), and the functional collectives that DTensor and
 torch.compile use (torch.distributed._functional_collectives, which reach the backend through
 c10d's C++ ops, not through torch.distributed's Python API), their coalesced forms among them. The
 optimizer steps through torch.optim's global step hooks, and the program ends with
@@ -57,6 +57,10 @@ def main():
         assert all(torch.equal(p + 0, gathered) for p in pair)
         parts = funcol.reduce_scatter_tensor_coalesced([gathered.clone(), gathered.clone()], "sum", [0, 0], group)
         assert all(torch.allclose(p + 0, world * gathered[rank]) for p in parts)
+        # An object form: broadcast_object_list calls broadcast twice (the sizes, then the bytes).
+        note = [step] if rank == 0 else [None]
+        dist.broadcast_object_list(note, src=0)
+        assert note[0] == step
     dist.destroy_process_group()
 
 
