@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "checkers/internal/check_util.h"
+#include "checkers/internal/value_sides.h"
 #include "harness/trace/trace_fields.h"
 
 namespace lockstep {
@@ -65,42 +66,33 @@ std::vector<Finding> ConfigAgreementChecker::Check(const CheckContext& context) 
   std::vector<Finding> findings;
   for (const Field& field : FieldsOf(context.traces)) {
     // Each value with the ranks that hold it, in the order of the lowest rank holding it.
-    std::vector<std::pair<std::string, std::vector<int>>> groups;
-    for (const auto& [rank, value] : field.values) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
-      if (it == groups.end()) groups.push_back({value, {rank}});
-      else it->second.push_back(rank);
-    }
-    if (groups.size() < 2) continue;
-    // The majority; max_element keeps the first of equals, the one of the lowest rank.
-    const auto majority = std::max_element(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-      return a.second.size() < b.second.size();
-    });
+    internal::ValueSides sides;
+    for (const auto& [rank, value] : field.values) sides.Add(value, rank);
+    if (sides.sides().size() < 2) continue;
+    const internal::ValueSide& most = sides.MostCommon();
     Finding f;
     f.checker = std::string(name());
     f.message = field.name + " differs across ranks before step 1: ";
     bool first = true;
-    for (const auto& [value, ranks] : groups) {
-      if (&value == &majority->first) continue;
-      f.ranks.insert(f.ranks.end(), ranks.begin(), ranks.end());
-      f.message += std::string(first ? "" : "; ") + RanksText(ranks) + (ranks.size() == 1 ? " has " : " have ") +
-                   "\"" + value + "\"";
+    for (const internal::ValueSide& side : sides.sides()) {
+      if (&side == &most) continue;
+      f.message += std::string(first ? "" : "; ") + RanksText(side.ranks) +
+                   (side.ranks.size() == 1 ? " has " : " have ") + "\"" + side.value + "\"";
       first = false;
     }
-    f.message += " where " + RanksText(majority->second) + (majority->second.size() == 1 ? " has " : " have ") + "\"" +
-                 majority->first + "\"";
+    f.message += " where " + RanksText(most.ranks) + (most.ranks.size() == 1 ? " has " : " have ") + "\"" +
+                 most.value + "\"";
     f.details["field"] = field.name;
-    if (majority->second.size() * 2 > field.values.size()) {
-      f.details["majority"] = majority->first;
+    f.ranks = sides.OddRanks();
+    if (sides.HasMajority()) {
+      f.details["majority"] = most.value;
     } else {
       // No majority: nothing says which value is the odd one, so every rank is named.
-      f.ranks.insert(f.ranks.end(), majority->second.begin(), majority->second.end());
       f.message += "; no majority among " + std::to_string(field.values.size()) +
                    " ranks: every rank that disagrees is named";
       f.details["majority"] = "none";
-      f.details["most_common"] = majority->first;
+      f.details["most_common"] = most.value;
     }
-    std::sort(f.ranks.begin(), f.ranks.end());
     findings.push_back(std::move(f));
   }
   return findings;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checkers/internal/check_util.h"
+#include "checkers/internal/value_sides.h"
 
 namespace lockstep {
 namespace {
@@ -48,31 +49,6 @@ std::string Ordinal(size_t index) {
   return std::to_string(n) + suffix;
 }
 
-// The sides of a disagreement, each a text and its ranks, in the order of their lowest rank.
-using Sides = std::vector<std::pair<std::string, std::vector<int>>>;
-
-void AddTo(Sides& sides, const std::string& text, int rank) {
-  auto it = std::find_if(sides.begin(), sides.end(), [&](const auto& s) { return s.first == text; });
-  if (it == sides.end()) sides.push_back({text, {rank}});
-  else it->second.push_back(rank);
-}
-
-// The odd ranks: every side but the majority's, or every rank when no side has more than half.
-std::vector<int> OddRanks(const Sides& sides, bool* majority) {
-  size_t total = 0;
-  for (const auto& s : sides) total += s.second.size();
-  const auto most = std::max_element(sides.begin(), sides.end(),
-                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  *majority = most->second.size() * 2 > total;
-  std::vector<int> odd;
-  for (const auto& s : sides) {
-    if (*majority && &s == &*most) continue;
-    odd.insert(odd.end(), s.second.begin(), s.second.end());
-  }
-  std::sort(odd.begin(), odd.end());
-  return odd;
-}
-
 constexpr const char* kContract =
     "torch.distributed wants every rank of the world to make each group, members or not, in the same order "
     "and with the same ranks (or use_local_synchronization=True): a group's rendezvous is named by how many "
@@ -97,28 +73,27 @@ std::vector<Finding> GroupAgreementChecker::Check(const CheckContext& context) c
 
   for (size_t i = 0; i < longest; ++i) {
     // What each rank asked for, without where it asked: the same call from another line is alike.
-    Sides asked;
+    internal::ValueSides asked;
     std::vector<const DiscoveryRecord*> said;  // per side, its lowest rank's call: where it came from
     for (const RankGroups& g : ranks) {
       if (i >= g.calls.size()) continue;
-      const size_t sides_before = asked.size();
-      AddTo(asked, WhatWasAsked(*g.calls[i]), g.rank);
-      if (asked.size() > sides_before) said.push_back(g.calls[i]);
+      const size_t sides_before = asked.sides().size();
+      asked.Add(WhatWasAsked(*g.calls[i]), g.rank);
+      if (asked.sides().size() > sides_before) said.push_back(g.calls[i]);
     }
     const DiscoveryRecord* first = said.front();  // the lowest rank's, for the step
-    if (asked.size() > 1) {
-      bool majority = false;
+    if (asked.sides().size() > 1) {
       Finding f;
       f.checker = std::string(name());
       f.step = StepOf(*first);
-      f.ranks = OddRanks(asked, &majority);
+      f.ranks = asked.OddRanks();
       std::vector<std::string> clauses;
-      for (size_t k = 0; k < asked.size(); ++k) {
-        clauses.push_back(internal::RankPhrase(asked[k].second) + " made " + Describe(*said[k]));
+      for (size_t k = 0; k < asked.sides().size(); ++k) {
+        clauses.push_back(internal::RankPhrase(asked.sides()[k].ranks) + " made " + Describe(*said[k]));
       }
       f.message = "the " + Ordinal(i) + " process group each rank made differs across ranks: " +
-                  internal::JoinClauses(clauses, 4) + (majority ? "" : " (no majority: every rank is named)") +
-                  ". " + kContract;
+                  internal::JoinClauses(clauses, 4) +
+                  (asked.HasMajority() ? "" : " (no majority: every rank is named)") + ". " + kContract;
       f.details["group_index"] = std::to_string(i + 1);
       return {f};
     }
@@ -129,16 +104,17 @@ std::vector<Finding> GroupAgreementChecker::Check(const CheckContext& context) c
       else if (g.ended_cleanly) never.push_back(g.rank);
     }
     if (!never.empty()) {
-      Sides presence = {{"made", made}, {"never made", never}};
-      bool majority = false;
+      internal::ValueSides presence;
+      for (int r : made) presence.Add("made", r);
+      for (int r : never) presence.Add("never made", r);
       Finding f;
       f.checker = std::string(name());
       f.step = StepOf(*first);
-      f.ranks = OddRanks(presence, &majority);
+      f.ranks = presence.OddRanks();
       f.message = internal::RankPhrase(made) + " made a " + Ordinal(i) + " process group, " + Describe(*first) +
                   ", which " + internal::RankPhrase(never) + " never made (ended cleanly after " +
                   std::to_string(i) + (i == 1 ? " group" : " groups") + ")" +
-                  (majority ? "" : " (no majority: every rank is named)") + ". " + kContract;
+                  (presence.HasMajority() ? "" : " (no majority: every rank is named)") + ". " + kContract;
       f.details["group_index"] = std::to_string(i + 1);
       return {f};
     }

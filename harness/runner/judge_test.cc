@@ -162,7 +162,9 @@ void WriteStartUpOnly(const fs::path& dir, const std::vector<std::string>& group
     made.name = "torch.new_group";
     made.comm = groups[r];
     ASSERT_TRUE((*writer)->WriteDiscovery(made).ok());
-    if (footer) ASSERT_TRUE((*writer)->WriteFooter(TraceFooter{0, "ok"}).ok());
+    if (footer) {
+      ASSERT_TRUE((*writer)->WriteFooter(TraceFooter{0, "ok"}).ok());
+    }
   }
 }
 
