@@ -18,7 +18,13 @@ struct OpenCollective {
   std::vector<int> waiting;             // ranks inside it
   const CollectiveRecord* record = nullptr;  // the first waiting rank's record
   std::vector<int> behind;              // members that never began it
+  // Where the waiting ranks called it (trace 2.6), when every one of them says the same place.
+  std::string where;
+  bool one_where = true;
 };
+
+// ", called at train.py:30 in main" after a collective, where its record says; "" where not.
+std::string CalledAt(const std::string& where) { return where.empty() ? "" : ", called at " + where; }
 
 std::string Describe(const CollectiveRecord& c) {
   std::string s = c.op + "(";
@@ -36,7 +42,7 @@ std::string WhereIs(const RankTrace& t, const std::string& group) {
   }
   if (last_in_group) {
     s += "its last collective in " + group + " was seq " + std::to_string(last_in_group->seq) + " (step " +
-         std::to_string(last_in_group->step) + ")";
+         std::to_string(last_in_group->step) + CalledAt(last_in_group->where) + ")";
   } else {
     s += "it began no collective in " + group;
   }
@@ -71,6 +77,8 @@ std::vector<Finding> HangChecker::Check(const CheckContext& context) const {
       o.group = c.group;
       o.seq = c.seq;
       o.waiting.push_back(rank);
+      if (!o.record) o.where = c.where;
+      else if (c.where != o.where) o.one_where = false;
       if (!o.record) o.record = &c;
       waiting_anywhere.insert(rank);
     }
@@ -146,8 +154,11 @@ std::vector<Finding> HangChecker::Check(const CheckContext& context) const {
   f.details["group"] = primary->group;
   f.details["collective_seq"] = std::to_string(primary->seq);
   f.details["waiting_ranks"] = internal::JoinRanks(primary->waiting);
+  const std::string called_at = primary->one_where ? primary->where : "";
+  if (!called_at.empty()) f.details["called_at"] = called_at;
   const std::string waited = primary->group + " seq " + std::to_string(primary->seq) + " (" +
-                             Describe(*primary->record) + ", step " + std::to_string(primary->record->step) + ")";
+                             Describe(*primary->record) + ", step " + std::to_string(primary->record->step) +
+                             CalledAt(called_at) + ")";
   std::string msg = RankPhrase(primary->waiting) + (primary->waiting.size() == 1 ? " waits" : " wait") + " in " + waited;
   if (!hung.empty()) {
     f.ranks.assign(hung.begin(), hung.end());

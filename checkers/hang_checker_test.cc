@@ -56,6 +56,30 @@ TEST(HangCheckerTest, NamesTheRankThatNeverReachedTheCollective) {
             "(rank 2: its last collective in world was seq 4 (step 2), last recorded step 2)");
 }
 
+// Trace 2.6: where the waiting ranks called the collective, when they all say the same place,
+// and where the rank behind called its last one.
+TEST(HangCheckerTest, SaysWhereTheCollectivesWereCalled) {
+  CannedRun run(4, 5);
+  HangAt(run, 2, 3);
+  for (int r : {0, 1, 3}) run.traces[r].collectives.back().where = "train.py:30 in main";
+  run.traces[2].collectives.back().where = "train.py:41 in log_metrics < train.py:33 in main";
+  auto f = HangChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].details.at("called_at"), "train.py:30 in main");
+  EXPECT_EQ(f[0].message,
+            "hang: ranks 0,1,3 wait in world seq 5 (all_reduce(float32, 64), step 3, called at train.py:30 in main); "
+            "rank 2 never reached it (rank 2: its last collective in world was seq 4 (step 2, called at "
+            "train.py:41 in log_metrics < train.py:33 in main), last recorded step 2)");
+
+  // Waiting ranks at different places: none is said for them.
+  run.traces[3].collectives.back().where = "train.py:31 in main";
+  f = HangChecker().Check(run.Context());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].details.count("called_at"), 0u);
+  EXPECT_NE(f[0].message.find("wait in world seq 5 (all_reduce(float32, 64), step 3); "), std::string::npos)
+      << f[0].message;
+}
+
 // Slices {0,1} and {2,3}, cross groups {0,2} and {1,3}. Rank 1 hangs before slice0 seq 0; rank 0
 // waits for it there; ranks 2 and 3 finished their slice and wait in the cross groups, rank 2 for
 // rank 0 (itself waiting) and rank 3 for rank 1. Only rank 1 is the cause.
