@@ -59,7 +59,7 @@ def child(args):
         return None
 
     ext = probe._ext()
-    sited_nothing = _sites.wrap_collective(nothing, lambda: ext)
+    sited_nothing = _sites.wrap_collective(nothing, lambda: ext, probe.collective_site)
     alone = {"site": [], "plain": []}
     for _ in range(args.repeats):
         first = at_depth(args.depth, sited_nothing)

@@ -331,7 +331,7 @@ def _patch_collectives(torch):
         for name in _sites.COLLECTIVES:
             original = vars(namespace).get(name)
             if callable(original) and not hasattr(original, "_lockstep_site"):
-                wrapped = _sites.wrap_collective(original, recording)
+                wrapped = _sites.wrap_collective(original, recording, probe.collective_site)
                 wrapped._lockstep_site = True
                 _rebind(original, wrapped, name)
 

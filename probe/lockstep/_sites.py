@@ -118,10 +118,10 @@ COLLECTIVES = (
 )
 
 
-def wrap_collective(original, recording):
-    """`original` with its site handed to the probe's compiled part around the call, while
-    `recording()` returns that part (a trace is open): the recording backend writes the site into
-    the collective's begin record. A collective function that calls another
+def wrap_collective(original, recording, find_site=collective_site):
+    """`original` with its site (`find_site()`) handed to the probe's compiled part around the
+    call, while `recording()` returns that part (a trace is open): the recording backend writes
+    the site into the collective's begin record. A collective function that calls another
     (broadcast_object_list calls broadcast) keeps the outer call's site, the program's. Finding
     the site never fails the call."""
 
@@ -132,7 +132,7 @@ def wrap_collective(original, recording):
         try:
             ext = recording()
             if ext is not None:
-                ext.set_collective_site(collective_site())
+                ext.set_collective_site(find_site())
         except Exception:  # noqa: BLE001 -- the program's call goes on without a site
             ext = None
         if ext is None:

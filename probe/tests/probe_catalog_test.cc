@@ -175,6 +175,9 @@ TEST(ProbeCases, CommHookStaticGraphTwoOptimizers) {
 TEST(ProbeCases, ExplicitAttachWithoutAutoAttach) {
   RunCatalogEntry(kPrograms / "explicit_attach.expect.json", {}, /*auto_attach=*/false);
 }
+TEST(ProbeCases, FindingACollectivesSiteIsNamedInAProfile) {
+  RunCatalogEntry(kPrograms / "collective_site_profiled.expect.json");
+}
 TEST(ProbeCases, UserSitecustomizeStillRuns) {
   RunCatalogEntry(kPrograms / "user_sitecustomize.expect.json", {(kPrograms / "user_site").string()});
 }
