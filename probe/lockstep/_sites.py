@@ -7,9 +7,13 @@ the program calls carries, in its begin record, the line that called it. When ra
 which line of the program each side was at, also when the collective came from inside torch
 (DDP's buffer broadcast in a forward only rank 0 ran).
 
-A frame is the program's unless its file is torch's, the probe's, or the standard library's. A
-collective's site is computed once per distinct stack and kept: a training loop calls the same
-few sites every step, and a frame walk with dictionary lookups is what each call costs.
+A frame is the program's unless its file is torch's, another installed package's (a
+site-packages or dist-packages folder: Lightning, DeepSpeed), the probe's, or the standard
+library's. A collective's site names the program's innermost frames and, first, the library frame
+that made the call where a library made it: under Lightning, `self.log(..., sync_dist=True)`'s
+line in the user's module, not only Lightning's own. A collective's site is computed once per
+distinct stack and kept: a training loop calls the same few sites every step, and a frame walk
+with dictionary lookups is what each call costs.
 """
 
 import functools
@@ -17,7 +21,8 @@ import os
 import sys
 import threading
 
-_PROGRAM, _TORCH, _SKIPPED = 0, 1, 2
+_PROGRAM, _TORCH, _LIBRARY, _SKIPPED = 0, 1, 2, 3
+_PACKAGES = ("site-packages" + os.sep, "dist-packages" + os.sep)
 _KINDS = {}            # co_filename -> kind
 _TORCH_DIR = None      # torch's package folder, with a trailing separator
 _SKIPPED_DIRS = None   # the probe's and the standard library's folders
@@ -52,6 +57,8 @@ def _kind(filename):
         kind = _SKIPPED
     elif filename.startswith("<frozen "):
         kind = _SKIPPED
+    elif any(p in path for p in _PACKAGES):
+        kind = _LIBRARY
     else:
         kind = _PROGRAM
     _KINDS[filename] = kind
@@ -68,38 +75,56 @@ def program_stack(limit=_FRAMES, depth=1):
     frames = []
     f = sys._getframe(depth + 1)
     while f is not None and len(frames) < limit:
-        if _kind(f.f_code.co_filename) == _PROGRAM:
+        if _kind(f.f_code.co_filename) in (_PROGRAM, _LIBRARY):
             frames.append(_frame_text(f.f_code, f.f_lineno))
         f = f.f_back
     return " < ".join(frames)
 
 
+def _caller_text(code, line):
+    """A library frame that made a call: "torch nn/parallel/distributed.py:2172 in
+    _distributed_broadcast_coalesced", "lightning/pytorch/strategies/ddp.py:367 in reduce"."""
+    path = os.path.abspath(code.co_filename)
+    if _TORCH_DIR is not None and path.startswith(_TORCH_DIR):
+        where = "torch " + path[len(_TORCH_DIR):]
+    else:
+        cut = max(path.rfind(p) + len(p) if p in path else -1 for p in _PACKAGES)
+        where = path[cut:] if cut > 0 else os.path.basename(path)
+    return "%s:%d in %s" % (where, line, code.co_name)
+
+
 def collective_site(depth=1):
     """Where the collective being called was called from, from the caller's frame `depth` levels
-    up: the program's innermost frames and, when torch called it (DDP's forward), the torch frame
-    that did: "torch nn/parallel/distributed.py:2172 in _distributed_broadcast_coalesced <
-    train.py:24 in main"."""
+    up: the program's innermost frames and, first, when a library made the call (DDP's forward,
+    Lightning's log), the library frame that did: "torch nn/parallel/distributed.py:2172 in
+    _distributed_broadcast_coalesced < train.py:24 in main". A stack without a frame of the
+    program (all of it installed packages): its innermost library frames."""
     f = sys._getframe(depth + 1)
-    caller = None  # the torch frame that made the call, when it was torch
-    key = []
-    while f is not None and len(key) < 2 * _FRAMES:
+    caller = None  # the library frame that made the call, when a library did
+    program = []   # the program's frames: code, line, code, line, ...
+    outside = []   # the innermost library frames, for a stack without the program's
+    while f is not None and len(program) < 2 * _FRAMES:
         code = f.f_code
         kind = _KINDS.get(code.co_filename)
         if kind is None:
             kind = _kind(code.co_filename)
         if kind == _PROGRAM:
-            key.append(code)
-            key.append(f.f_lineno)
-        elif kind == _TORCH and caller is None and not key:
-            caller = (code, f.f_lineno)
+            program += (code, f.f_lineno)
+        elif kind != _SKIPPED:
+            if caller is None and not program:
+                caller = (code, f.f_lineno)
+            if len(outside) < 2 * _FRAMES:
+                outside += (code, f.f_lineno)
         f = f.f_back
-    key = (caller, *key)
+    key = (caller, *program) if program else (None, *outside)
     text = _SITES.get(key)
     if text is None:
-        frames = [_frame_text(key[i], key[i + 1]) for i in range(1, len(key), 2)]
-        if caller is not None:
-            relative = os.path.abspath(caller[0].co_filename)[len(_TORCH_DIR or ""):]
-            frames.insert(0, "torch %s:%d in %s" % (relative, caller[1], caller[0].co_name))
+        if program:
+            frames = [_frame_text(key[i], key[i + 1]) for i in range(1, len(key), 2)]
+            if caller is not None:
+                frames.insert(0, _caller_text(*caller))
+        else:
+            frames = [_caller_text(key[i], key[i + 1]) for i in range(1, len(key), 2)]
         text = " < ".join(frames)
         if len(_SITES) >= _MAX_SITES:
             _SITES.clear()
