@@ -77,9 +77,12 @@ std::vector<Finding> HangChecker::Check(const CheckContext& context) const {
       o.group = c.group;
       o.seq = c.seq;
       o.waiting.push_back(rank);
-      if (!o.record) o.where = c.where;
-      else if (c.where != o.where) o.one_where = false;
-      if (!o.record) o.record = &c;
+      if (!o.record) {
+        o.record = &c;
+        o.where = c.where;
+      } else if (c.where != o.where) {
+        o.one_where = false;
+      }
       waiting_anywhere.insert(rank);
     }
   }

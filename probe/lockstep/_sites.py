@@ -11,8 +11,8 @@ A frame is the program's unless its file is torch's, another installed package's
 site-packages or dist-packages folder: Lightning, DeepSpeed), the probe's, or the standard
 library's. A collective's site names the program's innermost frames and, first, the library frame
 that made the call where a library made it: under Lightning, `self.log(..., sync_dist=True)`'s
-line in the user's module, not only Lightning's own. A collective's site is computed once per
-distinct stack and kept: a training loop calls the same few sites every step, and a frame walk
+line in the user's module, not only Lightning's own. A site is computed once per distinct stack
+and kept: a training loop calls the same few sites every step, and a frame walk
 with dictionary lookups is what each call costs.
 """
 
@@ -52,13 +52,10 @@ def _kind(filename):
         kind = _TORCH
     elif path.startswith(_SKIPPED_DIRS[0]):
         kind = _SKIPPED
-    elif path.startswith(_SKIPPED_DIRS[1]) and "-packages" + os.sep not in path[len(_SKIPPED_DIRS[1]):]:
-        # The standard library; a venv's or conda's site-packages may lie under the same folder.
-        kind = _SKIPPED
-    elif filename.startswith("<frozen "):
-        kind = _SKIPPED
     elif any(p in path for p in _PACKAGES):
-        kind = _LIBRARY
+        kind = _LIBRARY  # before the standard library: a venv's or conda's packages may lie in its folder
+    elif path.startswith(_SKIPPED_DIRS[1]) or filename.startswith("<frozen "):
+        kind = _SKIPPED
     else:
         kind = _PROGRAM
     _KINDS[filename] = kind
